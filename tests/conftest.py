@@ -1,0 +1,28 @@
+"""Shared test configuration: Qt runs offscreen, data and config folders point at tmp_path."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT.parent / "shared" / "corpus"
+
+
+@pytest.fixture(scope="session")
+def corpus_dir() -> Path:
+    """The shared test corpus (``../shared/corpus``); tests that need it skip when it is absent."""
+    if not CORPUS.is_dir():
+        pytest.skip(f"shared corpus not found at {CORPUS}")
+    return CORPUS
+
+
+@pytest.fixture(autouse=True)
+def _isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Point Brook's data and config folders at a per-test temporary folder."""
+    monkeypatch.setenv("BROOK_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("BROOK_CONFIG_DIR", str(tmp_path / "config"))
