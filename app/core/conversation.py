@@ -1,0 +1,137 @@
+"""Messages and conversations: the model of truth (no Qt).
+
+An assistant ``Message`` grows by ``append`` (O(1) per chunk: pieces are kept in a list, joined lazily) and
+the render tick takes what arrived since the last tick with ``take_new`` (O(new text)).
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Role(StrEnum):
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+
+
+class MessageStatus(StrEnum):
+    """Life of a reply. Final states: DONE, STOPPED, TIMED_OUT, ERROR."""
+
+    WAITING = "waiting"        # in line for the model
+    PREFILL = "prefill"        # the model is reading the prompt (no token yet)
+    STREAMING = "generating"   # decode: tokens are arriving
+    DONE = "done"
+    STOPPED = "stopped"
+    TIMED_OUT = "timed out"
+    ERROR = "error"
+
+    @property
+    def final(self) -> bool:
+        return self in (MessageStatus.DONE, MessageStatus.STOPPED, MessageStatus.TIMED_OUT, MessageStatus.ERROR)
+
+
+_ids = itertools.count(1)
+
+
+@dataclass(eq=False)
+class Message:
+    """One chat message. For assistant replies also the provenance: model, params, timings, stop reason."""
+
+    role: Role
+    content: str = ""
+    status: MessageStatus = MessageStatus.DONE
+    id: int = field(default_factory=lambda: next(_ids))
+    created: float = field(default_factory=time.time)
+    generation_id: int | None = None
+    model: str | None = None
+    params: dict[str, Any] | None = None
+    stop_reason: str | None = None     # "stop" | "length" | "user" | "timeout" | "error"
+    error: str | None = None
+    metrics: dict[str, Any] | None = None
+    chunks: int = 0
+    _parts: list[str] = field(default_factory=list, repr=False)
+    _taken: int = 0                    # parts already handed to the renderer
+    _taken_chunks: int = 0
+    _joined: tuple[int, str] = field(default=(-1, ""), repr=False)
+    stream_metrics: Any = field(default=None, repr=False)   # live StreamMetrics while generating
+    stream: Any = field(default=None, repr=False)           # the TokenStream (worker) of the last generation
+
+    def __post_init__(self) -> None:
+        if self.content:
+            self._parts.append(self.content)
+            self._taken = 1
+
+    # streaming -----------------------------------------------------------------------------------------
+    def append(self, text: str, generation_id: int | None = None) -> bool:
+        """Add a chunk of text. Chunks tagged with another generation's id are dropped (returns False)."""
+        if generation_id is not None and generation_id != self.generation_id:
+            return False
+        self.chunks += 1
+        if text:
+            self._parts.append(text)
+        return True
+
+    def take_new(self) -> tuple[str, int]:
+        """Text and number of chunks appended since the last call (for the render tick)."""
+        new_parts = self._parts[self._taken:]
+        self._taken = len(self._parts)
+        n = self.chunks - self._taken_chunks
+        self._taken_chunks = self.chunks
+        return "".join(new_parts), n
+
+    @property
+    def pending(self) -> bool:
+        """True when text arrived that the renderer has not taken yet."""
+        return self._taken < len(self._parts)
+
+    @property
+    def text(self) -> str:
+        """The whole text so far (joined once per change, not per chunk)."""
+        n = len(self._parts)
+        if self._joined[0] != n:
+            self._joined = (n, "".join(self._parts))
+        return self._joined[1]
+
+    def set_text(self, text: str) -> None:
+        """Replace the text (loading from history, editing); the renderer takes it as new."""
+        self._parts = [text] if text else []
+        self._taken = 0
+        self._joined = (-1, "")
+
+    def to_openai(self) -> dict[str, str]:
+        return {"role": self.role.value, "content": self.text}
+
+
+@dataclass(eq=False)
+class Conversation:
+    """An ordered list of messages with an optional system prompt."""
+
+    title: str = "New chat"
+    messages: list[Message] = field(default_factory=list)
+    system_prompt: str | None = None
+    id: int | None = None
+
+    def add(self, message: Message) -> Message:
+        self.messages.append(message)
+        return message
+
+    def prompt_messages(self, upto: Message | None = None) -> list[dict[str, str]]:
+        """The chat history to send to the model, in OpenAI's shape; stops before ``upto``.
+
+        Replies that failed without text are left out; stopped or timed-out partial replies are kept.
+        """
+        out: list[dict[str, str]] = []
+        if self.system_prompt:
+            out.append({"role": "system", "content": self.system_prompt})
+        for m in self.messages:
+            if m is upto:
+                break
+            if m.role is Role.ASSISTANT and not m.text:
+                continue
+            out.append(m.to_openai())
+        return out

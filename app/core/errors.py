@@ -1,0 +1,25 @@
+"""Errors that carry a message a person can act on.
+
+The UI shows ``str(error)``; the log keeps the traceback.
+"""
+
+from __future__ import annotations
+
+
+class BrookError(Exception):
+    """Base class of every error Brook shows to a person."""
+
+
+class GenerationTimeout(BrookError):
+    """A reply ran past its first-token or total time budget (seconds, from settings)."""
+
+    def __init__(self, kind: str, seconds: float) -> None:
+        self.kind = kind  # "first token" | "total"
+        self.seconds = seconds
+        if kind == "first token":
+            msg = (f"The model produced no token within {seconds:g} s (first-token timeout). "
+                   "The prompt may be too long for this machine; raise the timeout in Settings.")
+        else:
+            msg = (f"The reply took longer than {seconds:g} s (total timeout) and was cut off; "
+                   "the text so far is kept.")
+        super().__init__(msg)

@@ -1,0 +1,139 @@
+"""llama.cpp through llama-cpp-python: a GGUF model on this machine.
+
+The chat template is the GGUF's own (``tokenizer.chat_template`` metadata, applied by llama-cpp-python's
+``Jinja2ChatFormatter``). llama-cpp-python already holds back incomplete UTF-8 sequences and partial stop
+strings while streaming, so every chunk is whole text.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from app.core.types import Chunk, GenerationParams
+from app.engine.base import (
+    ContextOverflowError,
+    EngineError,
+    EngineNotLoadedError,
+    InvalidModelError,
+    ProgressCallback,
+)
+from app.engine.models import check_gguf, display_name
+
+log = logging.getLogger("brook.engine.llama")
+
+#: Default context window (tokens). SmolLM2 was trained with 8,192; 4,096 keeps the KV cache small on a CPU.
+DEFAULT_N_CTX = 4096
+
+
+class LlamaEngine:
+    """One GGUF model loaded with llama-cpp-python. One generation at a time (``max_concurrency == 1``):
+    a ``Llama`` context is not thread-safe; the scheduler serialises requests."""
+
+    max_concurrency = 1
+
+    def __init__(self, model_path: str | Path, *, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None,
+                 n_gpu_layers: int = 0, slow_ms: float = 0.0) -> None:
+        self.model_path = Path(model_path)
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+        self.n_gpu_layers = n_gpu_layers
+        self.slow_ms = slow_ms
+        self._llm: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return display_name(self.model_path)
+
+    @property
+    def loaded(self) -> bool:
+        return self._llm is not None
+
+    def load(self, progress: ProgressCallback | None = None) -> None:
+        """Load the model (blocking, seconds for a large file). Raises ``ModelNotFoundError`` or
+        ``InvalidModelError`` with a readable message."""
+        path = check_gguf(self.model_path)
+        if progress:
+            progress(0.0)
+        try:
+            from llama_cpp import Llama
+        except ImportError as exc:  # pragma: no cover - dependency missing
+            raise EngineError(f"llama-cpp-python is not installed: {exc}") from exc
+        try:
+            llm = Llama(model_path=str(path), n_ctx=self.n_ctx, n_threads=self.n_threads,
+                        n_gpu_layers=self.n_gpu_layers, verbose=False)
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise InvalidModelError(
+                f"llama.cpp could not load the model: {path.name} is truncated, corrupt or of an "
+                f"unsupported architecture ({exc})."
+            ) from exc
+        with self._lock:
+            self._llm = llm
+        if progress:
+            progress(1.0)
+        log.info("loaded %s (n_ctx=%d)", path, self.n_ctx)
+
+    @property
+    def metadata(self) -> dict[str, str]:
+        return dict(self._llm.metadata) if self._llm is not None else {}
+
+    def stream(self, messages: Sequence[Mapping[str, str]], params: GenerationParams,
+               stop: threading.Event) -> Iterator[Chunk]:
+        """Yield chunks of the reply; checks ``stop`` between tokens (decode). Prefill happens inside the first
+        ``next()`` and cannot be interrupted. Raises ``ContextOverflowError`` when the prompt does not fit."""
+        llm = self._llm
+        if llm is None:
+            raise EngineNotLoadedError("The model is not loaded yet.")
+        kwargs: dict[str, Any] = dict(messages=list(messages), stream=True, temperature=params.temperature,
+                                      top_p=params.top_p, top_k=params.top_k,
+                                      repeat_penalty=params.repeat_penalty, max_tokens=params.max_tokens)
+        if params.seed is not None:
+            kwargs["seed"] = params.seed
+        if params.stop:
+            kwargs["stop"] = list(params.stop)
+        pause = self.slow_ms / 1000.0
+        it = llm.create_chat_completion(**kwargs)
+        try:
+            while not stop.is_set():
+                try:
+                    ev = next(it)
+                except StopIteration:
+                    return
+                except ValueError as exc:
+                    if "context window" in str(exc) or "exceed" in str(exc):
+                        raise ContextOverflowError(
+                            f"The conversation is too long for the model's context window ({self.n_ctx} tokens). "
+                            "Start a new chat or shorten the message."
+                        ) from exc
+                    raise
+                choice = ev["choices"][0]
+                text = choice.get("delta", {}).get("content") or ""
+                finish = choice.get("finish_reason")
+                if not text and not finish:
+                    continue  # the role-only first delta
+                if pause and text and stop.wait(pause):
+                    return
+                yield Chunk(text, 1 if text else 0, finish)
+        finally:
+            it.close()
+
+    def unload(self) -> None:
+        """Free the model and its KV cache (``Llama.close()``). Idempotent."""
+        with self._lock:
+            llm, self._llm = self._llm, None
+        if llm is not None:
+            try:
+                llm.close()
+            except Exception:  # pragma: no cover
+                log.exception("closing the model failed")
+            log.info("unloaded %s", self.model_path)
+
+
+def default_threads() -> int:
+    """Decode threads: physical-ish cores (``os.cpu_count()``), at least 1."""
+    return max(1, os.cpu_count() or 1)
