@@ -23,14 +23,15 @@ class Chunk:
 class GenerationParams:
     """Sampling parameters for one reply.
 
-    Defaults follow llama.cpp's own defaults (temperature 0.8 is theirs; 0.7 is the common chat default used
-    here), ``max_tokens`` counts decode tokens, ``seed`` ``None`` means random.
+    Defaults follow llama.cpp's sampler defaults (top_k 40, top_p 0.95, repeat penalty 1.0 = off, as in
+    llama.cpp's ``common/common.h``) except temperature: 0.7, the usual chat default, instead of 0.8.
+    ``max_tokens`` counts decode tokens; ``seed`` ``None`` means random.
     """
 
     temperature: float = 0.7
     top_p: float = 0.95
     top_k: int = 40
-    repeat_penalty: float = 1.1
+    repeat_penalty: float = 1.0
     max_tokens: int = 1024
     seed: int | None = None
     stop: tuple[str, ...] = field(default_factory=tuple)

@@ -1,0 +1,138 @@
+"""Command line and start-up: ``python main.py`` / ``brook``.
+
+The window is shown before the model loads (loading runs in a background thread with a progress state), so it
+appears in well under a second. ``--smoke-test`` drives the real window through one fixed prompt and prints one
+JSON line (see ``app.smoke``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+import traceback
+from pathlib import Path
+from types import TracebackType
+
+log = logging.getLogger("brook")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="brook", description="Brook: chat with a local language model.")
+    p.add_argument("--model", metavar="PATH", help="a GGUF model file (default: the bundled SmolLM2-135M-Instruct)")
+    p.add_argument("--n-ctx", type=int, default=None, help="context window in tokens (default 4096)")
+    p.add_argument("--slow-ms", type=float, default=0.0, metavar="N",
+                   help="add N ms per token, to watch streaming happen (a debugging aid)")
+    p.add_argument("--scripted", action="store_true",
+                   help="use the scripted engine (deterministic demo text) instead of a model")
+    p.add_argument("--smoke-test", action="store_true",
+                   help="send a fixed prompt in the real window, print one JSON line, exit")
+    p.add_argument("--stop-after-ms", type=float, default=None, metavar="N",
+                   help="with --smoke-test: press Stop N ms after the first token")
+    p.add_argument("--screenshot", metavar="PATH", help="with --smoke-test: save a PNG of the window at the end")
+    p.add_argument("--prompt", help="with --smoke-test: the prompt to send instead of the fixed one")
+    p.add_argument("--debug", action="store_true", help="debug logging (per-reply timing lines) on stderr")
+    return p
+
+
+def setup_logging(debug: bool) -> None:
+    from app.core.settings import log_dir
+
+    level = logging.DEBUG if debug else logging.INFO
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    handlers[0].setLevel(level if debug else logging.WARNING)
+    try:
+        fh = logging.FileHandler(log_dir() / "brook.log", encoding="utf-8")
+        fh.setLevel(logging.DEBUG)
+        handlers.append(fh)
+    except OSError:  # a read-only data folder must not stop the app
+        pass
+    logging.basicConfig(level=logging.DEBUG, handlers=handlers,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def install_excepthook() -> None:
+    """Log unexpected exceptions instead of letting Qt abort; the window stays up (DESIGN §6)."""
+
+    def hook(exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
+        if issubclass(exc_type, KeyboardInterrupt):
+            sys.__excepthook__(exc_type, exc, tb)
+            return
+        log.error("unexpected error:\n%s", "".join(traceback.format_exception(exc_type, exc, tb)))
+
+    sys.excepthook = hook
+
+
+def make_engine(args: argparse.Namespace, settings: object):
+    from app.engine.llama import DEFAULT_N_CTX, LlamaEngine
+    from app.engine.models import bundled_model_path
+    from app.engine.scripted import ScriptedEngine
+
+    if args.scripted:
+        return ScriptedEngine(tokens_per_s=1000.0 / args.slow_ms if args.slow_ms else 40.0, repeat=3)
+    path = args.model or getattr(settings, "model_path", None)
+    if path is None:
+        path = bundled_model_path()
+    n_ctx = args.n_ctx or getattr(settings, "n_ctx", None) or DEFAULT_N_CTX
+    return LlamaEngine(Path(path), n_ctx=n_ctx, slow_ms=args.slow_ms)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    setup_logging(args.debug)
+    install_excepthook()
+    if args.smoke_test and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY") \
+            and sys.platform.startswith("linux"):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+    import qasync
+    from PySide6.QtWidgets import QApplication
+
+    from app.core.settings import AppSettings
+    from app.engine.base import EngineError
+    from app.ui.main_window import MainWindow
+
+    settings = AppSettings.load()
+    try:
+        engine = make_engine(args, settings)
+    except EngineError as exc:
+        print(f"brook: {exc}", file=sys.stderr)
+        return 2
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("Brook")
+    app.setDesktopFileName("brook")
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    window = MainWindow(engine, settings)
+    window.show()
+    result = 0
+
+    async def run() -> int:
+        closed = asyncio.Event()
+        app.lastWindowClosed.connect(closed.set)
+        load = asyncio.ensure_future(window.load_model())
+        if args.smoke_test:
+            from app.smoke import run_smoke_test
+
+            code = await run_smoke_test(window, load, args)
+        else:
+            ok = await load
+            if not ok:
+                print(f"brook: {window.load_error}", file=sys.stderr)
+            await closed.wait()
+            code = 0
+        await window.shutdown()
+        if not load.done():
+            load.cancel()
+        return code
+
+    with loop:
+        result = loop.run_until_complete(run())
+    return result
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,138 @@
+"""``python main.py --smoke-test``: the main job, scripted, on the real window and the loaded model.
+
+Sends ``SMOKE_PROMPT`` (temperature 0, seed 42, at most 200 tokens), waits for the reply (or presses Stop
+``--stop-after-ms`` after the first token), and prints one JSON line::
+
+    {"model", "chunks", "ticks", "ttft_ms", "tokens_per_s", "max_stall_ms", "stopped", "chunks_after_stop",
+     "reply_chars", "code_blocks", "status"}
+
+``ticks`` counts render ticks that painted new text of the reply; ``max_stall_ms`` is the longest gap between
+two firings of a 2 ms precise QTimer while the reply ran (the main loop's worst iteration, timer slack
+included). Exit status 0 on success; non-zero with the reason on stderr otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+
+from PySide6.QtCore import QObject, Qt, QTimer
+
+from app.core.conversation import Message, MessageStatus
+from app.core.types import GenerationParams
+
+SMOKE_PROMPT = "Write a Python function that reverses a string. Put the code in a fenced code block."
+SMOKE_PARAMS = GenerationParams(temperature=0.0, seed=42, max_tokens=200)
+#: How long to wait for the model to load and the reply to finish (s): generous for a slow CPU.
+SMOKE_TIMEOUT_S = 300.0
+
+
+class StallMonitor(QObject):
+    """Records the longest gap between firings of a short precise timer (ms)."""
+
+    def __init__(self, interval_ms: int = 2) -> None:
+        super().__init__()
+        self._timer = QTimer(self)
+        self._timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self._timer.setInterval(interval_ms)
+        self._timer.timeout.connect(self._beat)
+        self._last = 0.0
+        self.max_gap_ms = 0.0
+
+    def start(self) -> None:
+        self._last = time.perf_counter()
+        self.max_gap_ms = 0.0
+        self._timer.start()
+
+    def stop(self) -> None:
+        self._timer.stop()
+
+    def _beat(self) -> None:
+        t = time.perf_counter()
+        gap = (t - self._last) * 1000.0
+        self._last = t
+        if gap > self.max_gap_ms:
+            self.max_gap_ms = gap
+
+
+def _fail(reason: str) -> int:
+    print(f"smoke test failed: {reason}", file=sys.stderr)
+    return 1
+
+
+async def run_smoke_test(window, load: asyncio.Future[bool], args: argparse.Namespace) -> int:
+    """Drive ``window`` (a ``MainWindow``) through one reply; see the module docstring."""
+    try:
+        ok = await asyncio.wait_for(asyncio.shield(load), SMOKE_TIMEOUT_S)
+    except TimeoutError:
+        return _fail(f"the model did not load within {SMOKE_TIMEOUT_S:g} s")
+    if not ok:
+        return _fail(f"the model did not load: {window.load_error}")
+    done: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
+
+    def finished(msg: Message) -> None:
+        if not done.done():
+            done.set_result(msg)
+
+    window.reply_finished.connect(finished)
+    monitor = StallMonitor()
+    monitor.start()
+    reply = window.send(args.prompt or SMOKE_PROMPT, params=SMOKE_PARAMS)
+    if reply is None:
+        return _fail("the window did not accept the prompt")
+    if args.stop_after_ms is not None:
+        first: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def on_paint(msg: Message, _n: int) -> None:
+            if msg is reply and not first.done():
+                first.set_result(None)
+
+        window.coalescer.painted.connect(on_paint)
+        try:
+            await asyncio.wait_for(asyncio.shield(first), SMOKE_TIMEOUT_S)
+        except TimeoutError:
+            return _fail("no token was painted")
+        await asyncio.sleep(args.stop_after_ms / 1000.0)
+        if not done.done():
+            window.stop()
+    try:
+        await asyncio.wait_for(asyncio.shield(done), SMOKE_TIMEOUT_S)
+    except TimeoutError:
+        return _fail(f"the reply did not finish within {SMOKE_TIMEOUT_S:g} s")
+    # give a stopped worker's late chunks every chance to (wrongly) reach the screen
+    if reply.stream is not None:
+        await reply.stream.wait_closed()
+    await asyncio.sleep(0.3)
+    monitor.stop()
+    widget = window.chat.widgets[-1]
+    view = widget.view
+    metrics = reply.metrics or {}
+    renderer = getattr(view, "renderer", None)
+    code_blocks = len(getattr(renderer, "code_blocks", []) or [])
+    result = {
+        "model": window.engine.name,
+        "chunks": reply.chunks,
+        "ticks": metrics.get("ticks", 0),
+        "ttft_ms": round(metrics.get("ttft_ms") or 0.0, 2),
+        "tokens_per_s": round(metrics.get("decode_tokens_per_s") or 0.0, 2),
+        "max_stall_ms": round(monitor.max_gap_ms, 2),
+        "stopped": reply.status is MessageStatus.STOPPED,
+        "chunks_after_stop": window.chunks_painted_after_stop(reply),
+        "reply_chars": len(reply.text),
+        "code_blocks": code_blocks,
+        "status": reply.status.value,
+    }
+    if args.screenshot:
+        window.chat.scroll_to_bottom()
+        await asyncio.sleep(0.1)
+        if not window.grab().save(args.screenshot):
+            return _fail(f"could not save the screenshot to {args.screenshot}")
+    print(json.dumps(result), flush=True)
+    if reply.status in (MessageStatus.ERROR, MessageStatus.TIMED_OUT):
+        return _fail(reply.error or reply.status.value)
+    if result["chunks_after_stop"]:
+        return _fail(f"{result['chunks_after_stop']} chunks were painted after Stop")
+    return 0

@@ -1,0 +1,182 @@
+"""The message list: one widget per message in a scroll area that follows the stream.
+
+The view sticks to the bottom while the user is there and stays put once they scroll up (the rule every chat
+app uses; the 24 px slack absorbs a partially visible last line).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QScrollArea,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.conversation import Message, MessageStatus, Role
+from app.ui.markdown_view import MarkdownView
+
+STICK_SLACK_PX = 24
+
+STATUS_TEXT = {
+    MessageStatus.WAITING: "waiting for the model…",
+    MessageStatus.PREFILL: "reading the prompt…",
+    MessageStatus.STREAMING: "generating…",
+    MessageStatus.DONE: "",
+    MessageStatus.STOPPED: "stopped",
+    MessageStatus.TIMED_OUT: "timed out",
+    MessageStatus.ERROR: "error",
+}
+
+
+class ChatInput(QPlainTextEdit):
+    """The prompt box: Enter sends, Shift+Enter inserts a new line, Esc asks to stop."""
+
+    submitted = Signal()
+    escape = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setPlaceholderText("Ask anything…  (Enter to send, Shift+Enter for a new line, Esc to stop)")
+        self.setTabChangesFocus(True)
+        self.setMaximumHeight(140)
+        self.setMinimumHeight(56)
+
+    def keyPressEvent(self, e: QKeyEvent) -> None:
+        if e.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            if e.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+                self.insertPlainText("\n")
+            else:
+                self.submitted.emit()
+            return
+        if e.key() == Qt.Key.Key_Escape:
+            self.escape.emit()
+            return
+        super().keyPressEvent(e)
+
+
+class MessageWidget(QFrame):
+    """One message: a header (who, status) and its body (a ``MarkdownView`` for replies, plain text for the
+    user's own words, which are shown exactly as typed)."""
+
+    def __init__(self, message: Message, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.message = message
+        self.setObjectName("assistantMessage" if message.role is Role.ASSISTANT else "userMessage")
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(12, 8, 12, 8)
+        lay.setSpacing(2)
+        head = QHBoxLayout()
+        who = "You" if message.role is Role.USER else (message.model or "Assistant")
+        self.who = QLabel(f"<b>{_escape(who)}</b>")
+        self.status = QLabel("")
+        self.status.setObjectName("messageStatus")
+        head.addWidget(self.who)
+        head.addStretch(1)
+        head.addWidget(self.status)
+        lay.addLayout(head)
+        self.view: MarkdownView | None = None
+        if message.role is Role.ASSISTANT:
+            self.view = MarkdownView(self)
+            self.view.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+            lay.addWidget(self.view)
+            if message.text and message.status.final:
+                self.view.set_text(message.text)
+        else:
+            body = QLabel(message.text)
+            body.setTextFormat(Qt.TextFormat.PlainText)
+            body.setWordWrap(True)
+            body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            lay.addWidget(body)
+        self.error = QLabel("")
+        self.error.setObjectName("messageError")
+        self.error.setWordWrap(True)
+        self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.error.hide()
+        lay.addWidget(self.error)
+        self.update_status()
+
+    def set_model(self, name: str) -> None:
+        self.who.setText(f"<b>{_escape(name)}</b>")
+
+    def update_status(self) -> None:
+        m = self.message
+        text = STATUS_TEXT.get(m.status, m.status.value)
+        if m.status is MessageStatus.DONE and m.stop_reason == "length":
+            text = "cut at the token limit"
+        self.status.setText(text)
+        if m.error:
+            self.error.setText(m.error)
+            self.error.show()
+
+
+class ChatView(QScrollArea):
+    """Vertical list of ``MessageWidget``s; follows new content while the user is at the bottom."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWidgetResizable(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._inner = QWidget()
+        self._inner.setObjectName("chatInner")
+        self._layout = QVBoxLayout(self._inner)
+        self._layout.setContentsMargins(16, 12, 16, 12)
+        self._layout.setSpacing(10)
+        self._layout.addStretch(1)
+        self.setWidget(self._inner)
+        self.stick_to_bottom = True
+        bar = self.verticalScrollBar()
+        bar.valueChanged.connect(self._on_scrolled)
+        bar.rangeChanged.connect(self._on_range)
+        self.widgets: list[MessageWidget] = []
+
+    def add(self, message: Message) -> MessageWidget:
+        w = MessageWidget(message, self._inner)
+        self._layout.insertWidget(self._layout.count() - 1, w)
+        self.widgets.append(w)
+        self.stick_to_bottom = True
+        return w
+
+    def add_notice(self, text: str, object_name: str = "notice") -> QLabel:
+        label = QLabel(text)
+        label.setObjectName(object_name)
+        label.setWordWrap(True)
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self._layout.insertWidget(self._layout.count() - 1, label)
+        return label
+
+    def clear(self) -> None:
+        while self._layout.count() > 1:
+            item = self._layout.takeAt(0)
+            w = item.widget()
+            if w is not None:
+                w.deleteLater()
+        self.widgets.clear()
+        self.stick_to_bottom = True
+
+    def at_bottom(self) -> bool:
+        bar = self.verticalScrollBar()
+        return bar.value() >= bar.maximum() - STICK_SLACK_PX
+
+    def _on_scrolled(self, _value: int) -> None:
+        self.stick_to_bottom = self.at_bottom()
+
+    def _on_range(self, _lo: int, hi: int) -> None:
+        if self.stick_to_bottom:
+            self.verticalScrollBar().setValue(hi)
+
+    def scroll_to_bottom(self) -> None:
+        self.stick_to_bottom = True
+        bar = self.verticalScrollBar()
+        bar.setValue(bar.maximum())
+
+
+def _escape(s: str) -> str:
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -1,0 +1,321 @@
+"""The main window: message list, prompt box, Send/Stop, and a status bar with the latency breakdown.
+
+Thin by design: it calls ``app.core.generation.generate`` as an asyncio task (Stop = ``task.cancel()``), the
+``Coalescer`` paints, and the engine does the work in its worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from dataclasses import replace
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.conversation import Conversation, Message, MessageStatus, Role
+from app.core.errors import BrookError
+from app.core.generation import StreamSettings, generate
+from app.core.metrics import now
+from app.core.scheduler import FairScheduler
+from app.core.settings import AppSettings
+from app.core.types import GenerationParams
+from app.engine.base import Engine
+from app.ui.chat_view import ChatInput, ChatView, MessageWidget
+from app.ui.coalescer import Coalescer
+from app.ui.style import apply_style
+
+log = logging.getLogger("brook.ui")
+
+
+class MainWindow(QMainWindow):
+    """Brook's window. ``load_model()`` (a coroutine) loads the engine in the background; ``send()`` starts a
+    reply; ``stop()`` stops it. Signals: ``reply_finished(Message)`` when a reply reaches a final status,
+    ``model_ready(bool)`` when loading ends (False on error)."""
+
+    reply_finished = Signal(object)
+    model_ready = Signal(bool)
+
+    def __init__(self, engine: Engine, settings: AppSettings | None = None) -> None:
+        super().__init__()
+        self.engine = engine
+        self.settings = settings or AppSettings()
+        self.scheduler = FairScheduler(engine.max_concurrency)
+        self.conversation = Conversation(system_prompt=self.settings.system_prompt or None)
+        self.params: GenerationParams = self.settings.generation
+        self.coalescer = Coalescer(self)
+        self._tasks: dict[int, asyncio.Task[Message]] = {}
+        self._widgets: dict[int, MessageWidget] = {}
+        self._stop_times: dict[int, tuple[float, int]] = {}   # reply id → (stop time, painted chunks then)
+        self.model_state = "loading"
+        self.load_error: str | None = None
+        self._loaded = asyncio.Event()
+        self._closing = False
+
+        self.setWindowTitle("Brook")
+        self.resize(900, 720)
+        central = QWidget()
+        root = QVBoxLayout(central)
+        root.setContentsMargins(0, 0, 0, 0)
+        root.setSpacing(0)
+        self.chat = ChatView()
+        root.addWidget(self.chat, 1)
+        bottom = QWidget()
+        bottom.setObjectName("inputBar")
+        row = QHBoxLayout(bottom)
+        row.setContentsMargins(12, 8, 12, 12)
+        self.input = ChatInput()
+        self.input.submitted.connect(self.send)
+        self.input.escape.connect(self.stop)
+        self.send_button = QPushButton("Send")
+        self.send_button.setObjectName("sendButton")
+        self.send_button.setMinimumWidth(90)
+        self.send_button.setToolTip("Send (Enter)")
+        self.send_button.clicked.connect(self._on_send_button)
+        row.addWidget(self.input, 1)
+        row.addWidget(self.send_button, 0, Qt.AlignmentFlag.AlignBottom)
+        root.addWidget(bottom)
+        self.setCentralWidget(central)
+
+        sb = self.statusBar()
+        self.model_label = QLabel(engine.name)
+        self.model_label.setObjectName("modelLabel")
+        self.state_label = QLabel("loading…")
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(140)
+        self.progress.setRange(0, 0)          # busy indicator until the engine reports progress
+        self.ttft_label = QLabel("TTFT –")
+        self.rate_label = QLabel("– tok/s")
+        self.ttft_label.setToolTip("Time to first token of the last reply (prefill + first paint)")
+        self.rate_label.setToolTip("Decode speed of the last reply")
+        sb.addWidget(self.model_label)
+        sb.addWidget(self.state_label)
+        sb.addWidget(self.progress)
+        sb.addPermanentWidget(self.ttft_label)
+        sb.addPermanentWidget(self.rate_label)
+
+        stop_action = QAction("Stop", self)
+        stop_action.setShortcut(QKeySequence(Qt.Key.Key_Escape))
+        stop_action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        stop_action.triggered.connect(self.stop)
+        self.addAction(stop_action)
+        new_action = QAction("New chat", self)
+        new_action.setShortcut(QKeySequence.StandardKey.New)
+        new_action.triggered.connect(self.new_chat)
+        self.addAction(new_action)
+        focus_action = QAction("Focus input", self)
+        focus_action.setShortcut(QKeySequence("Ctrl+L"))
+        focus_action.triggered.connect(self.input.setFocus)
+        self.addAction(focus_action)
+
+        apply_style(self)
+        self._set_idle(True)
+        self.input.setFocus()
+
+    # model ---------------------------------------------------------------------------------------------
+    async def load_model(self) -> bool:
+        """Load the engine off the loop; the window stays responsive and shows progress. Returns success."""
+        self.model_state = "loading"
+        self.state_label.setText("loading model…")
+        self.progress.show()
+        loop = asyncio.get_running_loop()
+
+        def progress(fraction: float) -> None:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self._on_progress, fraction)
+
+        try:
+            await loop.run_in_executor(None, self.engine.load, progress)
+        except Exception as exc:
+            self.load_error = str(exc)
+            self.model_state = "error"
+            log.error("model load failed: %s", exc, exc_info=not isinstance(exc, BrookError))
+            self.progress.hide()
+            self.state_label.setText("model failed to load")
+            self.chat.add_notice(f"⚠ {exc}", "errorNotice")
+            self.model_ready.emit(False)
+            return False
+        self.model_state = "idle"
+        self.progress.hide()
+        self.state_label.setText("idle")
+        self.model_label.setText(self.engine.name)
+        self._loaded.set()
+        self.model_ready.emit(True)
+        return True
+
+    def _on_progress(self, fraction: float) -> None:
+        if 0.0 < fraction < 1.0:
+            self.progress.setRange(0, 100)
+            self.progress.setValue(int(fraction * 100))
+
+    # sending and stopping ------------------------------------------------------------------------------
+    @property
+    def generating(self) -> bool:
+        return bool(self._tasks)
+
+    def _on_send_button(self) -> None:
+        if self.generating:
+            self.stop()
+        else:
+            self.send()
+
+    def send(self, text: str | None = None, params: GenerationParams | None = None) -> Message | None:
+        """Send ``text`` (default: the input box) and start the reply. Returns the reply message, or None when
+        there is nothing to send, a reply is already streaming, or the model failed to load."""
+        if text is None:
+            text = self.input.toPlainText()
+        if not text.strip() or self.generating or self._closing:
+            return None
+        if self.model_state == "error":
+            self.chat.add_notice(f"⚠ No model is loaded: {self.load_error}", "errorNotice")
+            return None
+        self.input.clear()
+        user = self.conversation.add(Message(Role.USER, text))
+        self.chat.add(user)
+        reply = self.conversation.add(Message(Role.ASSISTANT, status=MessageStatus.WAITING))
+        reply.model = self.engine.name
+        widget = self.chat.add(reply)
+        self._widgets[reply.id] = widget
+        assert widget.view is not None
+        view = widget.view
+        self.coalescer.attach(reply, view.append_text, view.refresh)
+        task = asyncio.ensure_future(self._run_reply(reply, params or self.params))
+        self._tasks[reply.id] = task
+        self._set_idle(False)
+        return reply
+
+    async def _run_reply(self, reply: Message, params: GenerationParams) -> Message:
+        settings = StreamSettings(first_token_timeout_s=self.settings.first_token_timeout_s,
+                                  total_timeout_s=self.settings.total_timeout_s)
+        try:
+            if not self._loaded.is_set():
+                await self._loaded.wait()
+            await generate(self.engine, self.scheduler, self.conversation, reply, params,
+                           settings=settings, on_update=self._on_update)
+        except asyncio.CancelledError:
+            self._finish_reply(reply)
+            raise
+        return reply
+
+    def stop(self) -> None:
+        """Stop every streaming reply now: paint what already arrived, then freeze and cancel."""
+        for rid, task in list(self._tasks.items()):
+            widget = self._widgets.get(rid)
+            if widget is None or task.done():
+                continue
+            reply = widget.message
+            self.coalescer.flush(reply)
+            self._stop_times[rid] = (now(), self.coalescer.painted_chunks(reply))
+            self.coalescer.freeze(reply)
+            task.cancel()
+            reply.status = MessageStatus.STOPPED
+            widget.update_status()
+        self._set_idle(True)
+
+    def chunks_painted_after_stop(self, reply: Message) -> int:
+        """Chunks of ``reply`` painted after Stop was pressed (0 unless something is wrong)."""
+        stop = self._stop_times.get(reply.id)
+        if stop is None:
+            return 0
+        return self.coalescer.painted_chunks(reply) - stop[1]
+
+    def _on_update(self, reply: Message) -> None:
+        widget = self._widgets.get(reply.id)
+        if widget is not None:
+            widget.update_status()
+        if reply.status is MessageStatus.WAITING and self.scheduler.position() > 0:
+            self.state_label.setText("waiting for the model…")
+        elif reply.status is MessageStatus.PREFILL:
+            self.state_label.setText("prefill…")
+        elif reply.status is MessageStatus.STREAMING:
+            self.state_label.setText("generating…")
+        elif reply.status.final and reply.status is not MessageStatus.STOPPED:
+            self._finish_reply(reply)
+
+    def _finish_reply(self, reply: Message) -> None:
+        """Final paint (unless stopped), finish the renderer, show the reply's figures."""
+        widget = self._widgets.get(reply.id)
+        if widget is None or not self.coalescer.tracked(reply):
+            return
+        if reply.status is not MessageStatus.STOPPED:
+            self.coalescer.flush(reply)
+        self.coalescer.detach(reply)
+        if widget.view is not None and reply.status is not MessageStatus.STOPPED:
+            widget.view.finish()
+        if reply.stream_metrics is not None:
+            reply.metrics = reply.stream_metrics.summary().as_dict()
+        widget.update_status()
+        self._tasks.pop(reply.id, None)
+        self._show_figures(reply)
+        self._set_idle(not self._tasks)
+        if not self._tasks:
+            self.state_label.setText("idle")
+        self.reply_finished.emit(reply)
+
+    def _show_figures(self, reply: Message) -> None:
+        m = reply.metrics or {}
+        ttft, rate = m.get("ttft_ms"), m.get("decode_tokens_per_s")
+        self.ttft_label.setText(f"TTFT {ttft:.0f} ms" if ttft is not None else "TTFT –")
+        self.rate_label.setText(f"{rate:.1f} tok/s" if rate else "– tok/s")
+        tip = ", ".join(f"{k} = {v:.1f}" if isinstance(v, float) else f"{k} = {v}"
+                        for k, v in m.items() if v is not None)
+        self.ttft_label.setToolTip("Last reply: " + tip)
+        self.rate_label.setToolTip("Last reply: " + tip)
+
+    def _set_idle(self, idle: bool) -> None:
+        if idle:
+            self.send_button.setText("Send")
+            self.send_button.setToolTip("Send (Enter)")
+            self.send_button.setProperty("stopMode", False)
+        else:
+            self.send_button.setText("Stop")
+            self.send_button.setToolTip("Stop generating (Esc)")
+            self.send_button.setProperty("stopMode", True)
+        self.send_button.style().unpolish(self.send_button)
+        self.send_button.style().polish(self.send_button)
+
+    def new_chat(self) -> None:
+        """Start an empty conversation (stops a streaming reply first)."""
+        self.stop()
+        self.conversation = Conversation(system_prompt=self.settings.system_prompt or None)
+        self.chat.clear()
+        self._widgets.clear()
+        self.input.setFocus()
+
+    def with_params(self, **changes: object) -> GenerationParams:
+        return replace(self.params, **changes)  # type: ignore[arg-type]
+
+    # shutdown ------------------------------------------------------------------------------------------
+    async def shutdown(self, join_timeout_s: float = 1.5) -> None:
+        """Cancel replies, join their workers (bounded), free the model. Safe to call twice."""
+        self._closing = True
+        tasks = list(self._tasks.values())
+        for t in tasks:
+            t.cancel()
+        for t in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await t
+        deadline = time.monotonic() + join_timeout_s
+        for w in self._widgets.values():
+            stream = w.message.stream
+            if stream is not None:
+                stream.request_stop()
+                stream.join(max(0.0, deadline - time.monotonic()))
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, self.engine.unload)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self._closing = True
+        self.stop()
+        super().closeEvent(event)

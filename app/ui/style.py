@@ -1,0 +1,53 @@
+"""Window style: one Qt stylesheet that follows the system palette (light or dark)."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QGuiApplication, QPalette
+from PySide6.QtWidgets import QWidget
+
+
+def is_dark() -> bool:
+    """True when the application palette is dark (window colour lightness < 128)."""
+    app = QGuiApplication.instance()
+    if app is None:
+        return False
+    return QGuiApplication.palette().color(QPalette.ColorRole.Window).lightness() < 128
+
+
+LIGHT = {
+    "bg": "#f7f7f8", "user": "#e8f0fe", "assistant": "#ffffff", "border": "#e1e3e8", "muted": "#6b7280",
+    "error": "#b91c1c", "error_bg": "#fdecec", "accent": "#2563eb", "stop": "#dc2626", "input": "#ffffff",
+    "text": "#111827",
+}
+DARK = {
+    "bg": "#1e1f22", "user": "#2b3a55", "assistant": "#26282c", "border": "#3a3d42", "muted": "#9ca3af",
+    "error": "#fca5a5", "error_bg": "#3b1f1f", "accent": "#3b82f6", "stop": "#ef4444", "input": "#2b2d31",
+    "text": "#e5e7eb",
+}
+
+
+def stylesheet(dark: bool) -> str:
+    c = DARK if dark else LIGHT
+    return f"""
+#chatInner {{ background: {c['bg']}; }}
+QScrollArea {{ border: none; background: {c['bg']}; }}
+#userMessage {{ background: {c['user']}; border-radius: 10px; margin-left: 80px; }}
+#assistantMessage {{ background: {c['assistant']}; border: 1px solid {c['border']}; border-radius: 10px;
+                     margin-right: 24px; }}
+#userMessage QLabel, #assistantMessage QLabel {{ background: transparent; color: {c['text']}; }}
+#messageStatus {{ color: {c['muted']}; font-size: 11px; }}
+#messageError, #errorNotice {{ color: {c['error']}; background: {c['error_bg']}; border-radius: 6px;
+                               padding: 6px 8px; }}
+#notice {{ color: {c['muted']}; }}
+#inputBar {{ background: {c['bg']}; border-top: 1px solid {c['border']}; }}
+QPlainTextEdit {{ background: {c['input']}; color: {c['text']}; border: 1px solid {c['border']};
+                  border-radius: 8px; padding: 6px; }}
+#sendButton {{ background: {c['accent']}; color: white; border: none; border-radius: 8px;
+               padding: 8px 14px; font-weight: bold; }}
+#sendButton[stopMode="true"] {{ background: {c['stop']}; }}
+#modelLabel {{ font-weight: bold; }}
+"""
+
+
+def apply_style(widget: QWidget) -> None:
+    widget.setStyleSheet(stylesheet(is_dark()))
