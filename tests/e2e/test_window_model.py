@@ -1,0 +1,151 @@
+"""End to end on the real bundled model: the window streams, Stop stops, bad models are explained."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from app.core.conversation import Message, MessageStatus
+from app.engine.llama import LlamaEngine
+from app.smoke import SMOKE_PARAMS, SMOKE_PROMPT
+from app.ui.main_window import MainWindow
+
+pytestmark = [pytest.mark.model, pytest.mark.timeout(180)]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(loop, coro, timeout: float = 120.0):  # noqa: ANN001, ANN202
+    return loop.run_until_complete(asyncio.wait_for(coro, timeout))
+
+
+async def _wait_finished(window: MainWindow, reply: Message) -> Message:
+    while not reply.status.final or window.generating:
+        await asyncio.sleep(0.01)
+    return reply
+
+
+@pytest.fixture
+def window(qtbot, qloop, bundled_model):  # noqa: ANN001, ANN201
+    w = MainWindow(LlamaEngine(bundled_model))
+    qtbot.addWidget(w)
+    w.show()
+    yield w
+    qloop.run_until_complete(w.shutdown())
+
+
+def test_reply_streams_over_many_ticks_before_it_completes(window, qloop) -> None:  # noqa: ANN001
+    assert _run(qloop, window.load_model())
+    paints: list[tuple[float, int, int]] = []      # (time, chunks painted this tick, chars on screen)
+
+    def on_paint(msg: Message, n: int) -> None:
+        paints.append((time.perf_counter(), n, len(window.chat.widgets[-1].view.renderer.text)))
+
+    window.coalescer.painted.connect(on_paint)
+    reply = window.send(SMOKE_PROMPT, params=SMOKE_PARAMS)
+    assert reply is not None and window.send_button.text() == "Stop"
+    _run(qloop, _wait_finished(window, reply))
+    assert reply.status is MessageStatus.DONE, reply.error
+    assert len(reply.text) > 40
+    # streaming is real: many paints, each showing more text than the last, the first long before the end
+    assert len(paints) >= 5
+    shown = [c for _t, _n, c in paints]
+    assert shown == sorted(shown) and shown[0] < shown[-1] == len(reply.text)
+    assert paints[-1][0] - paints[0][0] > 0.1
+    assert sum(n for _t, n, _c in paints) == reply.chunks
+    view = window.chat.widgets[-1].view
+    assert view.renderer.code_blocks, "the fenced code block was not rendered as code"
+    assert "reverse" in view.toPlainText()
+    assert window.send_button.text() == "Send"
+    assert reply.metrics["ttft_ms"] > 0 and reply.metrics["decode_tokens_per_s"] > 0
+    assert "tok/s" in window.rate_label.text() and "–" not in window.rate_label.text()
+
+
+def test_stop_keeps_partial_text_and_next_message_works(window, qloop) -> None:  # noqa: ANN001
+    assert _run(qloop, window.load_model())
+    window.engine.slow_ms = 40.0            # a long enough reply to stop in the middle of
+    first_paint = asyncio.Event()
+    window.coalescer.painted.connect(lambda _m, _n: first_paint.set())
+    reply = window.send(SMOKE_PROMPT, params=SMOKE_PARAMS)
+    assert reply is not None
+    _run(qloop, first_paint.wait())
+    _run(qloop, asyncio.sleep(0.3))
+    window.stop()
+    shown_at_stop = window.chat.widgets[-1].view.renderer.text
+    _run(qloop, _wait_finished(window, reply))
+    _run(qloop, reply.stream.wait_closed())
+    assert not reply.stream.alive
+    _run(qloop, asyncio.sleep(0.3))           # late chunks would show up here
+    assert reply.status is MessageStatus.STOPPED
+    assert reply.text, "the partial reply was lost"
+    assert window.chat.widgets[-1].view.renderer.text == shown_at_stop == reply.text
+    assert window.chunks_painted_after_stop(reply) == 0
+    assert window.chat.widgets[-1].status.text() == "stopped"
+    # the model is free at once: a second message streams normally
+    window.engine.slow_ms = 0.0
+    second = window.send("Say hello.", params=SMOKE_PARAMS)
+    assert second is not None
+    _run(qloop, _wait_finished(window, second))
+    assert second.status is MessageStatus.DONE and second.text
+    # the stopped partial reply is part of the history the model saw
+    assert window.conversation.prompt_messages(upto=second)[-2]["content"] == reply.text
+
+
+@pytest.mark.parametrize(("content", "expected"), [
+    (None, "does not exist"),
+    (b"this is not a model at all, just text" * 10, "not a GGUF model"),
+    (b"GGUF" + b"\x03\x00\x00\x00" + b"\x00" * 40, "could not load the model"),
+])
+def test_bad_model_file_gives_a_clear_message(qtbot, qloop, tmp_path, content, expected) -> None:  # noqa: ANN001
+    path = tmp_path / "model.gguf"
+    if content is not None:
+        path.write_bytes(content)
+    w = MainWindow(LlamaEngine(path))
+    qtbot.addWidget(w)
+    w.show()
+    assert _run(qloop, w.load_model()) is False
+    assert expected in (w.load_error or "")
+    assert w.state_label.text() == "model failed to load"
+    assert w.send("hello") is None             # explained in the window, nothing crashes
+    notices = [lbl.text() for lbl in w.chat.findChildren(type(w.state_label), "errorNotice")]
+    assert any(expected in t for t in notices)
+    assert w.conversation.messages == []
+    qloop.run_until_complete(w.shutdown())
+
+
+def _smoke(*args: str) -> dict:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    proc = subprocess.run([sys.executable, str(ROOT / "main.py"), "--smoke-test", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=170)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_smoke_test_command(tmp_path: Path) -> None:
+    shot = tmp_path / "shot.png"
+    out = _smoke("--screenshot", str(shot))
+    assert out["chunks"] >= 20 and out["ticks"] >= 5 and out["code_blocks"] >= 1
+    assert out["stopped"] is False and out["chunks_after_stop"] == 0
+    assert out["ttft_ms"] > 0 and out["tokens_per_s"] > 0
+    assert shot.stat().st_size > 10_000
+
+
+def test_smoke_test_with_stop() -> None:
+    out = _smoke("--stop-after-ms", "300")
+    assert out["stopped"] is True and out["chunks_after_stop"] == 0
+    assert out["reply_chars"] > 0
+
+
+def test_missing_model_on_the_command_line_exits_with_a_clear_message(tmp_path: Path) -> None:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    proc = subprocess.run([sys.executable, str(ROOT / "main.py"), "--smoke-test", "--model",
+                           str(tmp_path / "nope.gguf")], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode != 0
+    assert "does not exist" in proc.stderr and "Traceback" not in proc.stderr
