@@ -1,0 +1,317 @@
+"""Syntax highlighting of code blocks into Qt-compatible HTML, with a segment cache for open fences.
+
+Qt's rich text (``QTextDocument``) understands only a subset of HTML 4 and CSS, so the HTML made here uses
+inline styles only (pygments ``HtmlFormatter(noclasses=True, nowrap=True)``): no CSS classes, no ``<style>``.
+
+**Segments.** Lexing a long code block in one piece costs O(block) (pygments' Python lexer does roughly
+0.3 MB/s), which is far too much to redo on every streaming tick while a fence is still open. So the canonical
+rendering of a code block, in the one-shot render *and* while streaming, lexes it in *segments*: a segment
+ends after a blank line that is followed by a line starting in column 0, once the segment has at least
+:data:`SEGMENT_MIN_LINES` lines, and in any case after :data:`SEGMENT_MAX_LINES` lines (see
+:func:`split_segments`). Each segment is lexed from the lexer's initial state. Because the boundaries depend
+only on the code's lines, a streamed fence whose segments were frozen one by one gives exactly the HTML of the
+one-shot render. The cost is that a multi-line string or comment spanning such a boundary is coloured as if it
+restarted there (rare: the boundary needs a blank line followed by an unindented line).
+
+Code with a line longer than :data:`MAX_LINE_CHARS` characters or more than :data:`MAX_CODE_CHARS` characters
+in total is not highlighted at all (escaped plain text), so a pathological 200 KB line never reaches a lexer.
+"""
+
+from __future__ import annotations
+
+import html
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from pygments import lex
+from pygments.formatters import HtmlFormatter
+from pygments.lexer import Lexer
+from pygments.lexers import get_lexer_by_name
+from pygments.styles import get_style_by_name
+from pygments.util import ClassNotFound
+
+#: A segment may end at a blank line once it has at least this many lines.
+SEGMENT_MIN_LINES = 24
+#: A segment always ends after this many lines (bounds the cost of one segment: ~8 KB of code).
+SEGMENT_MAX_LINES = 160
+#: Code with a line longer than this (characters) is shown unhighlighted.
+MAX_LINE_CHARS = 4_000
+#: Code longer than this in total (characters) is shown unhighlighted.
+MAX_CODE_CHARS = 400_000
+
+
+@dataclass(frozen=True)
+class CodeTheme:
+    """Colours of code and math blocks for one UI theme.
+
+    ``pygments_style`` names a style that ships with pygments ≥ 2.17; the colours are ``#rrggbb`` strings.
+    """
+
+    name: str
+    pygments_style: str
+    background: str
+    header_background: str
+    header_color: str
+    border: str
+    plain_color: str
+    math_background: str
+    math_color: str
+    muted: str
+    link: str
+
+
+THEMES: dict[str, CodeTheme] = {
+    "light": CodeTheme(
+        name="light",
+        pygments_style="default",
+        background="#f6f8fa",
+        header_background="#eaeef2",
+        header_color="#57606a",
+        border="#d0d7de",
+        plain_color="#1f2328",
+        math_background="#eef3fb",
+        math_color="#0b3d91",
+        muted="#6e7781",
+        link="#0969da",
+    ),
+    "dark": CodeTheme(
+        name="dark",
+        pygments_style="github-dark",
+        background="#0d1117",
+        header_background="#161b22",
+        header_color="#8b949e",
+        border="#30363d",
+        plain_color="#e6edf3",
+        math_background="#1c2433",
+        math_color="#a5d6ff",
+        muted="#8b949e",
+        link="#58a6ff",
+    ),
+}
+
+
+def get_theme(theme: str) -> CodeTheme:
+    """Return the :class:`CodeTheme` for ``"light"`` or ``"dark"``; raises ``ValueError`` for anything else."""
+    try:
+        return THEMES[theme]
+    except KeyError:
+        raise ValueError(f"unknown theme {theme!r}: expected 'light' or 'dark'") from None
+
+
+_LEXER_CACHE: dict[str, Lexer | None] = {}
+_FORMATTERS: dict[str, HtmlFormatter] = {}
+
+
+def get_lexer(lang: str) -> Lexer | None:
+    """Return a pygments lexer for a fence's language name (``"python"``, ``"js"`` …), or None if unknown/empty.
+
+    Lexers are created with ``stripnl=False`` so the lines keep their exact count; cached per name.
+    """
+    key = lang.strip().lower()
+    if not key:
+        return None
+    if key not in _LEXER_CACHE:
+        try:
+            _LEXER_CACHE[key] = get_lexer_by_name(key, stripnl=False, stripall=False, ensurenl=True)
+        except ClassNotFound:
+            _LEXER_CACHE[key] = None
+    return _LEXER_CACHE[key]
+
+
+def _formatter(theme: str) -> HtmlFormatter:
+    fmt = _FORMATTERS.get(theme)
+    if fmt is None:
+        fmt = HtmlFormatter(noclasses=True, nowrap=True, style=get_style_by_name(get_theme(theme).pygments_style))
+        _FORMATTERS[theme] = fmt
+    return fmt
+
+
+def _is_boundary(lines: list[str], start: int, i: int) -> bool | None:
+    """Whether a segment that began at line ``start`` ends after line ``i``; None if line ``i + 1`` is needed."""
+    length = i - start + 1
+    if length >= SEGMENT_MAX_LINES:
+        return True
+    if length < SEGMENT_MIN_LINES or lines[i].strip():
+        return False
+    if i + 1 >= len(lines):
+        return None
+    nxt = lines[i + 1]
+    return bool(nxt) and not nxt[0].isspace()
+
+
+def split_segments(lines: list[str]) -> list[tuple[int, int]]:
+    """Split code lines into highlighting segments: a list of ``(start, end)`` line ranges covering all lines.
+
+    The rule (see the module docstring) looks at most one line ahead, so :class:`IncrementalHighlighter` can
+    apply it line by line while a fence streams and reach the same boundaries.
+    """
+    segments: list[tuple[int, int]] = []
+    start = 0
+    for i in range(len(lines)):
+        if _is_boundary(lines, start, i):
+            segments.append((start, i + 1))
+            start = i + 1
+    if start < len(lines):
+        segments.append((start, len(lines)))
+    return segments
+
+
+def _plain(code: str) -> str:
+    return html.escape(code, quote=False)
+
+
+class SegmentCache:
+    """An LRU cache of highlighted segments, keyed by (language, theme, segment text).
+
+    Shared by the streaming highlighter and the final render of the same message, so a fence that closes does
+    not lex its frozen segments again. ``max_entries`` bounds memory (each entry holds one segment's HTML).
+    """
+
+    def __init__(self, max_entries: int = 512) -> None:
+        self._data: OrderedDict[tuple[str, str, str], str] = OrderedDict()
+        self._max = max_entries
+
+    def highlight(self, code: str, lang: str, theme: str) -> str:
+        """HTML (inline-styled spans, newlines kept) of one segment ``code`` (lines ending in ``\\n``)."""
+        lexer = get_lexer(lang)
+        if lexer is None:
+            return _plain(code)
+        key = (lang, theme, code)
+        hit = self._data.get(key)
+        if hit is not None:
+            self._data.move_to_end(key)
+            return hit
+        out = _format(code, lexer, theme)
+        self._data[key] = out
+        if len(self._data) > self._max:
+            self._data.popitem(last=False)
+        return out
+
+
+def _format(code: str, lexer: Lexer, theme: str) -> str:
+    fmt = _formatter(theme)
+    from io import StringIO
+
+    buf = StringIO()
+    fmt.format(lex(code, lexer), buf)
+    out = buf.getvalue()
+    # ensurenl=True adds a final newline when the code lacks one; keep the count of newlines exact.
+    if not code.endswith("\n") and out.endswith("\n"):
+        out = out[:-1]
+    return out
+
+
+def highlightable(lines: list[str], lang: str) -> bool:
+    """Whether code of these lines in language ``lang`` is highlighted at all (size limits, known lexer)."""
+    if get_lexer(lang) is None:
+        return False
+    total = 0
+    for line in lines:
+        n = len(line)
+        if n > MAX_LINE_CHARS:
+            return False
+        total += n + 1
+    return total <= MAX_CODE_CHARS
+
+
+def highlight_code(code: str, lang: str, theme: str = "light", cache: SegmentCache | None = None) -> str:
+    """Highlight ``code`` (a fence's raw content, lines ending in ``\\n``) as Qt-compatible HTML.
+
+    Returns the inner HTML of a ``<pre>``: inline ``<span style=…>`` runs with the newlines kept. Unknown
+    languages, an empty ``lang`` and oversized code give escaped plain text. Deterministic: the same input gives
+    the same string, whether or not ``cache`` is warm.
+    """
+    lines = code.split("\n")
+    trailing = lines[-1] == ""
+    if trailing:
+        lines.pop()
+    if not highlightable(lines, lang):
+        return _plain(code)
+    cache = cache or SegmentCache(max_entries=64)
+    parts = []
+    for start, end in split_segments(lines):
+        seg = "\n".join(lines[start:end]) + "\n"
+        parts.append(cache.highlight(seg, lang, theme))
+    out = "".join(parts)
+    if not trailing and out.endswith("\n"):
+        out = out[:-1]
+    return out
+
+
+class IncrementalHighlighter:
+    """Highlights the content of an open fence as its lines complete; the cost per call is O(new lines).
+
+    Lines arrive through :meth:`add_lines`. Finished segments (see :func:`split_segments`) are lexed once,
+    exactly, and their HTML is cached (also into the shared :class:`SegmentCache`). Lines of the still-open
+    segment are lexed provisionally in the batches they arrived in; their colours may differ slightly from the
+    final ones until the segment closes (or the block is rendered in full at the end). :meth:`html` gives the
+    current inner ``<pre>`` HTML, plus an optional escaped partial last line.
+    """
+
+    def __init__(self, lang: str, theme: str, cache: SegmentCache) -> None:
+        self.lang = lang
+        self.theme = theme
+        self._cache = cache
+        self._lexer = get_lexer(lang)
+        self._lines: list[str] = []
+        self._frozen: list[str] = []
+        self._seg_start = 0
+        self._check = 0
+        self._prov: list[str] = []
+        self._prov_upto = 0
+        self._plain_mode = self._lexer is None
+        self._chars = 0
+
+    @property
+    def lines(self) -> list[str]:
+        """The complete code lines seen so far (without newlines)."""
+        return self._lines
+
+    def _hl(self, lines: list[str], exact: bool) -> str:
+        seg = "\n".join(lines) + "\n"
+        if self._plain_mode:
+            return _plain(seg)
+        if exact:
+            return self._cache.highlight(seg, self.lang, self.theme)
+        assert self._lexer is not None
+        return _format(seg, self._lexer, self.theme)
+
+    def add_lines(self, new: list[str]) -> None:
+        """Append complete code lines (no newlines) and highlight what became highlightable."""
+        if not new:
+            return
+        lines = self._lines
+        lines.extend(new)
+        if not self._plain_mode:
+            for line in new:
+                self._chars += len(line) + 1
+                if len(line) > MAX_LINE_CHARS or self._chars > MAX_CODE_CHARS:
+                    # The final render will not highlight this block at all: switch to plain text now.
+                    self._plain_mode = True
+                    self._frozen = [_plain("\n".join(lines[: self._seg_start]) + "\n")] if self._seg_start else []
+                    self._prov = []
+                    self._prov_upto = self._seg_start
+                    break
+        while self._check < len(lines):
+            verdict = _is_boundary(lines, self._seg_start, self._check)
+            if verdict is None:
+                break
+            if verdict:
+                end = self._check + 1
+                self._frozen.append(self._hl(lines[self._seg_start : end], exact=True))
+                self._seg_start = end
+                self._prov = []
+                self._prov_upto = end
+            self._check += 1
+        if self._prov_upto < len(lines):
+            self._prov.append(self._hl(lines[self._prov_upto :], exact=False))
+            self._prov_upto = len(lines)
+
+    def html(self, partial: str = "") -> str:
+        """Inner ``<pre>`` HTML of all lines so far, then ``partial`` (an incomplete line) escaped, unstyled."""
+        out = "".join(self._frozen) + "".join(self._prov)
+        if partial:
+            out += _plain(partial)
+        elif out.endswith("\n"):
+            out = out[:-1]
+        return out
