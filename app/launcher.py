@@ -94,6 +94,9 @@ def main(argv: list[str] | None = None) -> int:
     from app.engine.base import EngineError
     from app.ui.main_window import MainWindow
 
+    from app.core.settings import data_dir
+    from app.core.store import Store
+
     settings = AppSettings.load()
     try:
         engine = make_engine(args, settings)
@@ -106,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     app.setDesktopFileName("brook")
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
-    window = MainWindow(engine, settings)
+    store = Store.open_or_recover(data_dir() / "history.sqlite3")
+    window = MainWindow(engine, settings, store)
     window.show()
     result = 0
 
@@ -131,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
 
     with loop:
         result = loop.run_until_complete(run())
+    store.close()
     return result
 
 

@@ -60,6 +60,7 @@ class Message:
     _joined: tuple[int, str] = field(default=(-1, ""), repr=False)
     stream_metrics: Any = field(default=None, repr=False)   # live StreamMetrics while generating
     stream: Any = field(default=None, repr=False)           # the TokenStream (worker) of the last generation
+    db_id: int | None = field(default=None, repr=False)     # row id in the history database
 
     def __post_init__(self) -> None:
         if self.content:

@@ -12,14 +12,17 @@ import logging
 import time
 from dataclasses import replace
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
+    QListWidget,
+    QListWidgetItem,
     QMainWindow,
     QProgressBar,
     QPushButton,
+    QSplitter,
     QVBoxLayout,
     QWidget,
 )
@@ -30,6 +33,7 @@ from app.core.generation import StreamSettings, generate
 from app.core.metrics import now
 from app.core.scheduler import FairScheduler
 from app.core.settings import AppSettings
+from app.core.store import Store
 from app.core.types import GenerationParams
 from app.engine.base import Engine
 from app.ui.chat_view import ChatInput, ChatView, MessageWidget
@@ -47,15 +51,23 @@ class MainWindow(QMainWindow):
     reply_finished = Signal(object)
     model_ready = Signal(bool)
 
-    def __init__(self, engine: Engine, settings: AppSettings | None = None) -> None:
+    #: While streaming, the partial reply is saved this often (ms), so a crash loses at most this much.
+    AUTOSAVE_MS = 1000
+
+    def __init__(self, engine: Engine, settings: AppSettings | None = None, store: Store | None = None) -> None:
         super().__init__()
         self.engine = engine
+        self.store = store
         self.settings = settings or AppSettings()
         self.scheduler = FairScheduler(engine.max_concurrency)
         self.conversation = Conversation(system_prompt=self.settings.system_prompt or None)
         self.params: GenerationParams = self.settings.generation
         self.coalescer = Coalescer(self)
-        self._tasks: dict[int, asyncio.Task[Message]] = {}
+        self._tasks: dict[int, asyncio.Task[Message]] = {}     # reply id → its task, while streaming
+        self._replies: dict[int, Message] = {}
+        self._reply_conv: dict[int, Conversation] = {}         # the conversation each streaming reply is in
+        self._all_streams: list[Message] = []                  # replies whose workers may still run
+        self._saved_chunks: dict[int, int] = {}
         self._widgets: dict[int, MessageWidget] = {}
         self._stop_times: dict[int, tuple[float, int]] = {}   # reply id → (stop time, painted chunks then)
         self.model_state = "loading"
@@ -64,8 +76,30 @@ class MainWindow(QMainWindow):
         self._closing = False
 
         self.setWindowTitle("Brook")
-        self.resize(900, 720)
+        self.resize(1040, 760)
+        splitter = QSplitter()
+        side = QWidget()
+        side.setObjectName("sidebar")
+        side_lay = QVBoxLayout(side)
+        side_lay.setContentsMargins(8, 8, 8, 8)
+        self.new_button = QPushButton("+  New chat")
+        self.new_button.setToolTip("New chat (Ctrl+N)")
+        self.new_button.clicked.connect(self.new_chat)
+        self.history = QListWidget()
+        self.history.setObjectName("history")
+        self.history.itemActivated.connect(self._on_history_item)
+        self.history.itemClicked.connect(self._on_history_item)
+        side_lay.addWidget(self.new_button)
+        side_lay.addWidget(self.history, 1)
+        side.setMinimumWidth(170)
+        side.setMaximumWidth(320)
+        if store is None:
+            side.hide()
+        splitter.addWidget(side)
         central = QWidget()
+        splitter.addWidget(central)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([220, 820])
         root = QVBoxLayout(central)
         root.setContentsMargins(0, 0, 0, 0)
         root.setSpacing(0)
@@ -86,7 +120,10 @@ class MainWindow(QMainWindow):
         row.addWidget(self.input, 1)
         row.addWidget(self.send_button, 0, Qt.AlignmentFlag.AlignBottom)
         root.addWidget(bottom)
-        self.setCentralWidget(central)
+        self.setCentralWidget(splitter)
+        self._autosave = QTimer(self)
+        self._autosave.setInterval(self.AUTOSAVE_MS)
+        self._autosave.timeout.connect(self._save_streaming)
 
         sb = self.statusBar()
         self.model_label = QLabel(engine.name)
@@ -119,9 +156,86 @@ class MainWindow(QMainWindow):
         focus_action.triggered.connect(self.input.setFocus)
         self.addAction(focus_action)
 
+        delete_action = QAction("Delete chat", self)
+        delete_action.setShortcut(QKeySequence.StandardKey.Delete)
+        delete_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        delete_action.triggered.connect(self.delete_selected_chat)
+        self.history.addAction(delete_action)
+
         apply_style(self)
         self._set_idle(True)
+        self.refresh_history()
         self.input.setFocus()
+
+    # history -------------------------------------------------------------------------------------------
+    def refresh_history(self) -> None:
+        if self.store is None:
+            return
+        self.history.blockSignals(True)
+        self.history.clear()
+        for info in self.store.list_conversations():
+            item = QListWidgetItem(info.title)
+            item.setData(Qt.ItemDataRole.UserRole, info.id)
+            item.setToolTip(info.title)
+            self.history.addItem(item)
+            if info.id == self.conversation.id:
+                self.history.setCurrentItem(item)
+        self.history.blockSignals(False)
+
+    def _on_history_item(self, item: QListWidgetItem) -> None:
+        conv_id = item.data(Qt.ItemDataRole.UserRole)
+        if conv_id is not None and conv_id != self.conversation.id:
+            self.open_conversation(int(conv_id))
+
+    def open_conversation(self, conv_id: int) -> None:
+        """Show a saved conversation (stops a streaming reply first; it is saved as stopped)."""
+        if self.store is None:
+            return
+        self.stop()
+        try:
+            conv = self.store.load_conversation(conv_id)
+        except KeyError:
+            self.refresh_history()
+            return
+        self.conversation = conv
+        self.chat.clear()
+        self._widgets.clear()
+        for m in conv.messages:
+            self.chat.add(m)
+        self.chat.scroll_to_bottom()
+        self.input.setFocus()
+
+    def delete_selected_chat(self) -> None:
+        item = self.history.currentItem()
+        if item is None or self.store is None:
+            return
+        conv_id = int(item.data(Qt.ItemDataRole.UserRole))
+        if conv_id == self.conversation.id:
+            self.new_chat()
+        self.store.delete_conversation(conv_id)
+        self.refresh_history()
+
+    def _save(self, msg: Message, conv: Conversation | None = None) -> None:
+        if self.store is None:
+            return
+        conv = conv or self.conversation
+        try:
+            new = conv.id is None
+            if new:
+                first = msg.text.strip().splitlines()[0] if msg.text.strip() else "New chat"
+                conv.title = first[:60] + ("…" if len(first) > 60 else "")
+            self.store.save_message(conv, msg)
+            if new:
+                self.refresh_history()
+        except Exception:  # the chat must go on even if the disk is full
+            log.exception("saving message %s failed", msg.id)
+
+    def _save_streaming(self) -> None:
+        for rid in list(self._tasks):
+            reply = self._replies.get(rid)
+            if reply is not None and self._saved_chunks.get(rid) != reply.chunks:
+                self._saved_chunks[rid] = reply.chunks
+                self._save(reply, self._reply_conv.get(rid))
 
     # model ---------------------------------------------------------------------------------------------
     async def load_model(self) -> bool:
@@ -183,45 +297,55 @@ class MainWindow(QMainWindow):
         self.input.clear()
         user = self.conversation.add(Message(Role.USER, text))
         self.chat.add(user)
+        self._save(user)
         reply = self.conversation.add(Message(Role.ASSISTANT, status=MessageStatus.WAITING))
         reply.model = self.engine.name
+        self._save(reply)
+        self._autosave.start()
         widget = self.chat.add(reply)
         self._widgets[reply.id] = widget
         assert widget.view is not None
         view = widget.view
         self.coalescer.attach(reply, view.append_text, view.refresh)
+        self._replies[reply.id] = reply
+        self._all_streams = [m for m in self._all_streams if m.stream is None or m.stream.alive]
+        self._all_streams.append(reply)
+        self._reply_conv[reply.id] = self.conversation
         task = asyncio.ensure_future(self._run_reply(reply, params or self.params))
         self._tasks[reply.id] = task
         self._set_idle(False)
         return reply
 
     async def _run_reply(self, reply: Message, params: GenerationParams) -> Message:
+        conv = self._reply_conv[reply.id]
         settings = StreamSettings(first_token_timeout_s=self.settings.first_token_timeout_s,
                                   total_timeout_s=self.settings.total_timeout_s)
         try:
             if not self._loaded.is_set():
                 await self._loaded.wait()
-            await generate(self.engine, self.scheduler, self.conversation, reply, params,
+            await generate(self.engine, self.scheduler, conv, reply, params,
                            settings=settings, on_update=self._on_update)
         except asyncio.CancelledError:
+            reply.status, reply.stop_reason = MessageStatus.STOPPED, reply.stop_reason or "user"
             self._finish_reply(reply)
             raise
         return reply
 
     def stop(self) -> None:
-        """Stop every streaming reply now: paint what already arrived, then freeze and cancel."""
+        """Stop every streaming reply now: paint what already arrived, freeze the view, cancel the task.
+
+        The window is idle at once (a new message can be sent right away); the worker finishes in the
+        background and the engine slot is released when it returns."""
         for rid, task in list(self._tasks.items()):
-            widget = self._widgets.get(rid)
-            if widget is None or task.done():
+            reply = self._replies[rid]
+            if task.done():
                 continue
-            reply = widget.message
             self.coalescer.flush(reply)
             self._stop_times[rid] = (now(), self.coalescer.painted_chunks(reply))
             self.coalescer.freeze(reply)
             task.cancel()
-            reply.status = MessageStatus.STOPPED
-            widget.update_status()
-        self._set_idle(True)
+            reply.status, reply.stop_reason = MessageStatus.STOPPED, "user"
+            self._finish_reply(reply)
 
     def chunks_painted_after_stop(self, reply: Message) -> int:
         """Chunks of ``reply`` painted after Stop was pressed (0 unless something is wrong)."""
@@ -231,6 +355,8 @@ class MainWindow(QMainWindow):
         return self.coalescer.painted_chunks(reply) - stop[1]
 
     def _on_update(self, reply: Message) -> None:
+        if reply.id not in self._tasks:
+            return                      # already finished (stopped): nothing of it changes on screen
         widget = self._widgets.get(reply.id)
         if widget is not None:
             widget.update_status()
@@ -240,27 +366,33 @@ class MainWindow(QMainWindow):
             self.state_label.setText("prefill…")
         elif reply.status is MessageStatus.STREAMING:
             self.state_label.setText("generating…")
-        elif reply.status.final and reply.status is not MessageStatus.STOPPED:
+        elif reply.status.final:
             self._finish_reply(reply)
 
     def _finish_reply(self, reply: Message) -> None:
-        """Final paint (unless stopped), finish the renderer, show the reply's figures."""
-        widget = self._widgets.get(reply.id)
-        if widget is None or not self.coalescer.tracked(reply):
+        """Once per reply: final paint (unless stopped), finish the renderer, save, show the figures."""
+        if self._tasks.pop(reply.id, None) is None:
             return
-        if reply.status is not MessageStatus.STOPPED:
+        stopped = reply.status is MessageStatus.STOPPED
+        if not stopped:
             self.coalescer.flush(reply)
         self.coalescer.detach(reply)
-        if widget.view is not None and reply.status is not MessageStatus.STOPPED:
-            widget.view.finish()
+        widget = self._widgets.get(reply.id)
+        if widget is not None:
+            if widget.view is not None and not stopped:
+                widget.view.finish()
+            widget.update_status()
         if reply.stream_metrics is not None:
             reply.metrics = reply.stream_metrics.summary().as_dict()
-        widget.update_status()
-        self._tasks.pop(reply.id, None)
+        conv = self._reply_conv.pop(reply.id, self.conversation)
+        self._replies.pop(reply.id, None)
+        self._saved_chunks.pop(reply.id, None)
+        self._save(reply, conv)
+        if not self._tasks:
+            self._autosave.stop()
+            self.state_label.setText("idle")
         self._show_figures(reply)
         self._set_idle(not self._tasks)
-        if not self._tasks:
-            self.state_label.setText("idle")
         self.reply_finished.emit(reply)
 
     def _show_figures(self, reply: Message) -> None:
@@ -291,6 +423,7 @@ class MainWindow(QMainWindow):
         self.conversation = Conversation(system_prompt=self.settings.system_prompt or None)
         self.chat.clear()
         self._widgets.clear()
+        self.history.clearSelection()
         self.input.setFocus()
 
     def with_params(self, **changes: object) -> GenerationParams:
@@ -307,8 +440,8 @@ class MainWindow(QMainWindow):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await t
         deadline = time.monotonic() + join_timeout_s
-        for w in self._widgets.values():
-            stream = w.message.stream
+        for reply in self._all_streams:
+            stream = reply.stream
             if stream is not None:
                 stream.request_stop()
                 stream.join(max(0.0, deadline - time.monotonic()))

@@ -1,0 +1,160 @@
+"""Chat history in SQLite (WAL): conversations and messages, with each reply's provenance and timings.
+
+One connection, used from the loop thread only. Writes are small and committed at once, so a crash loses at
+most the last few hundred ms of a streaming reply (the UI saves partial text periodically while streaming).
+Schema versions are tracked with ``PRAGMA user_version``; ``migrate`` brings an older file up to date.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from app.core.conversation import Conversation, Message, MessageStatus, Role
+
+log = logging.getLogger("brook.store")
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS conversations (
+    id INTEGER PRIMARY KEY,
+    title TEXT NOT NULL,
+    system_prompt TEXT,
+    created REAL NOT NULL,
+    updated REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS messages (
+    id INTEGER PRIMARY KEY,
+    conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+    role TEXT NOT NULL,
+    content TEXT NOT NULL,
+    status TEXT NOT NULL,
+    model TEXT,
+    params TEXT,
+    stop_reason TEXT,
+    error TEXT,
+    metrics TEXT,
+    created REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS messages_by_conversation ON messages(conversation_id, id);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationInfo:
+    id: int
+    title: str
+    updated: float
+    messages: int
+
+
+class Store:
+    """SQLite history at ``path`` (``":memory:"`` for tests). Raises ``sqlite3.DatabaseError`` for a file
+    that is not a database; ``open_or_recover`` moves such a file aside and starts fresh instead."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = path
+        self.db = sqlite3.connect(str(path), isolation_level=None)
+        self.db.row_factory = sqlite3.Row
+        self.db.execute("PRAGMA foreign_keys = ON")
+        if str(path) != ":memory:":
+            self.db.execute("PRAGMA journal_mode = WAL")
+            self.db.execute("PRAGMA synchronous = NORMAL")
+        self.migrate()
+
+    @classmethod
+    def open_or_recover(cls, path: Path) -> Store:
+        """Open ``path``; if it is corrupt, rename it to ``*.corrupt-<time>`` (kept for the user) and start a new
+        history."""
+        try:
+            return cls(path)
+        except sqlite3.DatabaseError as exc:
+            aside = path.with_name(f"{path.name}.corrupt-{int(time.time())}")
+            log.error("history %s unreadable (%s); moved to %s", path, exc, aside)
+            path.rename(aside)
+            return cls(path)
+
+    def migrate(self) -> None:
+        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        if version < 1:
+            self.db.executescript(_SCHEMA)
+            self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def close(self) -> None:
+        self.db.close()
+
+    # conversations -------------------------------------------------------------------------------------
+    def create_conversation(self, conv: Conversation) -> int:
+        t = time.time()
+        cur = self.db.execute("INSERT INTO conversations(title, system_prompt, created, updated) VALUES (?,?,?,?)",
+                              (conv.title, conv.system_prompt, t, t))
+        conv.id = int(cur.lastrowid or 0)
+        return conv.id
+
+    def rename_conversation(self, conv_id: int, title: str) -> None:
+        self.db.execute("UPDATE conversations SET title = ? WHERE id = ?", (title, conv_id))
+
+    def delete_conversation(self, conv_id: int) -> None:
+        self.db.execute("DELETE FROM conversations WHERE id = ?", (conv_id,))
+
+    def list_conversations(self) -> list[ConversationInfo]:
+        rows = self.db.execute(
+            "SELECT c.id, c.title, c.updated, COUNT(m.id) AS n FROM conversations c "
+            "LEFT JOIN messages m ON m.conversation_id = c.id GROUP BY c.id ORDER BY c.updated DESC, c.id DESC"
+        ).fetchall()
+        return [ConversationInfo(r["id"], r["title"], r["updated"], r["n"]) for r in rows]
+
+    def load_conversation(self, conv_id: int) -> Conversation:
+        """Load a conversation; raises ``KeyError`` when there is none with that id. A reply that was still
+        streaming when the app died comes back as ``stopped`` with the text saved so far."""
+        row = self.db.execute("SELECT * FROM conversations WHERE id = ?", (conv_id,)).fetchone()
+        if row is None:
+            raise KeyError(conv_id)
+        conv = Conversation(title=row["title"], system_prompt=row["system_prompt"], id=row["id"])
+        for r in self.db.execute("SELECT * FROM messages WHERE conversation_id = ? ORDER BY id", (conv_id,)):
+            status = MessageStatus(r["status"])
+            if not status.final:
+                status = MessageStatus.STOPPED
+            m = Message(Role(r["role"]), r["content"], status=status, model=r["model"],
+                        params=_loads(r["params"]), stop_reason=r["stop_reason"], error=r["error"],
+                        metrics=_loads(r["metrics"]))
+            m.db_id = r["id"]
+            conv.messages.append(m)
+        return conv
+
+    # messages ------------------------------------------------------------------------------------------
+    def save_message(self, conv: Conversation, msg: Message) -> None:
+        """Insert or update ``msg`` (its row id is kept on ``msg.db_id``) and touch the conversation."""
+        if conv.id is None:
+            self.create_conversation(conv)
+        values = (msg.text, msg.status.value, msg.model, _dumps(msg.params), msg.stop_reason, msg.error,
+                  _dumps(msg.metrics))
+        t = time.time()
+        if getattr(msg, "db_id", None) is None:
+            cur = self.db.execute(
+                "INSERT INTO messages(conversation_id, role, content, status, model, params, stop_reason, error, "
+                "metrics, created) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (conv.id, msg.role.value, *values, msg.created))
+            msg.db_id = cur.lastrowid
+        else:
+            self.db.execute("UPDATE messages SET content=?, status=?, model=?, params=?, stop_reason=?, error=?, "
+                            "metrics=? WHERE id=?", (*values, msg.db_id))
+        self.db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (t, conv.id))
+
+
+def _dumps(v: Any) -> str | None:
+    return None if v is None else json.dumps(v)
+
+
+def _loads(v: str | None) -> Any:
+    if v is None:
+        return None
+    try:
+        return json.loads(v)
+    except ValueError:
+        return None
