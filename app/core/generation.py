@@ -1,7 +1,10 @@
 """One reply, end to end on the loop: wait for a slot, stream, time out, stop (DESIGN §1-§2).
 
 ``generate()`` is the coroutine the UI runs as a task; Stop is ``task.cancel()``. It never renders: it appends
-chunks to the reply ``Message`` and reports status changes through ``on_update``; a render tick paints.
+chunks to the reply ``Message`` and reports status changes through ``on_update``; a render tick paints (it calls
+``reply.take_new()`` and then ``reply.stream_metrics.on_painted(...)``).
+
+``shutdown()`` is the closing-the-window path: cancel every generation, join the workers, unload the engines.
 """
 
 from __future__ import annotations
@@ -11,13 +14,13 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from app.core.conversation import Conversation, Message, MessageStatus
 from app.core.errors import BrookError, GenerationTimeout
 from app.core.metrics import StreamMetrics, now
-from app.core.scheduler import FairScheduler
-from app.core.stream import DEFAULT_MAXSIZE, TokenStream
+from app.core.scheduler import FairScheduler, Slot
+from app.core.stream import DEFAULT_MAXSIZE, TokenStream, live_streams
 from app.core.types import Chunk, GenerationParams
 
 log = logging.getLogger("brook.generation")
@@ -35,15 +38,19 @@ class ChunkSource(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class StreamSettings:
-    """Budgets for one reply. Defaults suit a CPU: a long prompt can take a minute of prefill.
+    """Budgets for one reply. Defaults suit a CPU: a long prompt can take a minute or two of prefill.
 
-    ``first_token_timeout_s``: request start (slot acquired) → first chunk; ``total_timeout_s``: slot acquired
-    → last chunk; ``queue_maxsize``: bound of the chunk queue (chunks).
+    - ``first_token_timeout_s``: slot acquired → first chunk (seconds; default 120 s);
+    - ``total_timeout_s``: slot acquired → last chunk (seconds; default 600 s = 10 min);
+    - ``queue_maxsize``: bound of the chunk queue (chunks);
+    - ``paint_grace_s``: after the last chunk, how long the per-reply summary waits for the render tick to
+      paint the rest before it is logged and stored without those paint stamps (seconds).
     """
 
     first_token_timeout_s: float = 120.0
     total_timeout_s: float = 600.0
     queue_maxsize: int = DEFAULT_MAXSIZE
+    paint_grace_s: float = 1.0
 
 
 async def generate(engine: ChunkSource, scheduler: FairScheduler, conversation: Conversation, reply: Message,
@@ -51,82 +58,182 @@ async def generate(engine: ChunkSource, scheduler: FairScheduler, conversation: 
                    on_update: Callable[[Message], None] | None = None) -> Message:
     """Generate ``reply`` (an assistant message already in ``conversation``) with ``engine``.
 
-    Status goes WAITING → PREFILL → STREAMING → DONE | STOPPED | TIMED_OUT | ERROR; ``on_update(reply)`` is
-    called on each change. On cancellation the partial text is kept, the status is STOPPED and
-    ``CancelledError`` is re-raised. Engine errors and timeouts end the reply with a readable ``reply.error``
-    and do not raise. The engine slot is released only when the worker thread has returned.
+    Status goes [WAITING →] PREFILL → STREAMING → DONE | STOPPED | TIMED_OUT | ERROR (WAITING only when the
+    scheduler makes it wait: "waiting for the model"); ``on_update(reply)`` is called on the loop on each
+    change, and once more when the render tick has painted the last chunk (``reply.metrics`` then holds the
+    final TTFT / tokens/s; that call may come after ``generate`` returned).
+
+    On cancellation (Stop, closing the window) the partial text is kept, the status is STOPPED and
+    ``CancelledError`` is re-raised; nothing produced after the cancel reaches ``reply``. Engine errors and
+    timeouts end the reply with a readable ``reply.error`` and do not raise. The engine slot is released only
+    when the worker thread has returned (a Stop during prefill keeps the model busy until prefill ends).
+    ``reply.generation_id`` tags the chunks of this generation; ``reply.stream`` is its ``TokenStream``
+    (``await reply.stream.wait_closed()`` waits for the worker).
     """
     settings = settings or StreamSettings()
-    notify = on_update or (lambda _m: None)
+    notify = on_update or _noop
+    loop = asyncio.get_running_loop()
     metrics = StreamMetrics()
     reply.stream_metrics = metrics
     reply.model = engine.name
     reply.params = {k: getattr(params, k) for k in params.__dataclass_fields__}
-    reply.status = MessageStatus.WAITING
-    notify(reply)
-    slot = await scheduler.acquire()        # cancellable while in line; nothing to clean up then
+    reply.error = None
+    reply.stop_reason = None
+    slot: Slot | None = None
     stream: TokenStream | None = None
     first_seen = False
+    budget: asyncio.Timeout | None = None
     try:
+        if scheduler.would_wait():
+            reply.status = MessageStatus.WAITING
+            notify(reply)
+        slot = await scheduler.acquire()        # cancellable while in line
         metrics.t_slot = now()
         reply.status = MessageStatus.PREFILL
         notify(reply)
         messages = conversation.prompt_messages(upto=reply)
         stream = TokenStream(lambda stop: engine.stream(messages, params, stop),
                              maxsize=settings.queue_maxsize, metrics=metrics)
-        reply.generation_id = stream.generation_id
+        gid = reply.generation_id = stream.generation_id
+        reply.stream = stream
         stream.start()
-        loop = asyncio.get_running_loop()
+        append = reply.append
         t0 = loop.time()
         first_budget = min(settings.first_token_timeout_s, settings.total_timeout_s)
-        async with asyncio.timeout(t0 + first_budget) as budget:
-            async for tagged in stream:
+        async with asyncio.timeout_at(t0 + first_budget) as budget:   # absolute loop time
+            while (batch := await stream.get_batch()) is not None:
                 if not first_seen:
                     first_seen = True
                     budget.reschedule(t0 + settings.total_timeout_s)
                     reply.status = MessageStatus.STREAMING
                     notify(reply)
-                chunk = tagged.chunk
-                reply.append(chunk.text, tagged.generation_id)
-                if chunk.finish_reason:
-                    reply.stop_reason = chunk.finish_reason
+                for chunk in batch:
+                    append(chunk.text, gid)
+                    if chunk.finish_reason:
+                        reply.stop_reason = chunk.finish_reason
         reply.status = MessageStatus.DONE
         reply.stop_reason = reply.stop_reason or "stop"
-    except TimeoutError:
-        if not first_seen and settings.first_token_timeout_s < settings.total_timeout_s:
-            err = GenerationTimeout("first token", settings.first_token_timeout_s)
+    except TimeoutError as exc:
+        if budget is None or not budget.expired():   # a TimeoutError of the engine's own (a socket, say)
+            _fail(reply, exc)
         else:
-            err = GenerationTimeout("total", settings.total_timeout_s)
-        reply.status, reply.stop_reason, reply.error = MessageStatus.TIMED_OUT, "timeout", str(err)
-        log.warning("reply %s timed out: %s", reply.id, err)
+            if not first_seen and settings.first_token_timeout_s < settings.total_timeout_s:
+                err = GenerationTimeout("first token", settings.first_token_timeout_s)
+            else:
+                err = GenerationTimeout("total", settings.total_timeout_s)
+            reply.status, reply.stop_reason, reply.error = MessageStatus.TIMED_OUT, "timeout", str(err)
+            log.warning("reply %s timed out: %s", reply.id, err)
     except asyncio.CancelledError:
         reply.status, reply.stop_reason = MessageStatus.STOPPED, "user"
         raise
-    except BrookError as exc:
-        reply.status, reply.stop_reason, reply.error = MessageStatus.ERROR, "error", str(exc)
-        log.warning("reply %s failed: %s", reply.id, exc)
     except Exception as exc:
-        reply.status, reply.stop_reason = MessageStatus.ERROR, "error"
-        reply.error = f"The model failed while generating: {exc}"
-        log.error("reply %s failed", reply.id, exc_info=exc)
+        _fail(reply, exc)
     finally:
         metrics.t_end = now()
-        if stream is None:
-            slot.release()
-        else:
+        if stream is not None:
             stream.request_stop()
-            assert stream.worker_done is not None
-            stream.worker_done.add_done_callback(lambda _f: slot.release())
-            reply.stream = stream
-        reply.metrics = metrics.summary().as_dict()
-        s = metrics.summary()
-        log.debug("reply %s: status=%s ttft=%s ms prefill=%s ms tok/s=%s chunks=%d queue_hw=%d "
-                  "backpressure_waits=%d (%.0f ms)", reply.id, reply.status.value,
-                  _fmt(s.ttft_ms), _fmt(s.prefill_ms), _fmt(s.decode_tokens_per_s), s.chunks,
-                  s.queue_high_water, s.backpressure_waits, s.backpressure_wait_ms)
+            assert stream.worker_done is not None and slot is not None
+            held = slot
+            stream.worker_done.add_done_callback(lambda _f: held.release())
+        elif slot is not None:
+            slot.release()
+        _finish_metrics(loop, reply, metrics, stream, settings, notify)
         notify(reply)
     return reply
 
 
-def _fmt(x: float | None) -> str:
-    return "-" if x is None else f"{x:.1f}"
+def _noop(_m: Message) -> None:
+    pass
+
+
+def _fail(reply: Message, exc: BaseException) -> None:
+    reply.status, reply.stop_reason = MessageStatus.ERROR, "error"
+    if isinstance(exc, BrookError):
+        reply.error = str(exc)
+        log.warning("reply %s failed: %s", reply.id, exc, exc_info=exc)
+    else:
+        reply.error = f"The model failed while generating: {type(exc).__name__}: {exc}"
+        log.error("reply %s failed", reply.id, exc_info=exc)
+
+
+def _finish_metrics(loop: asyncio.AbstractEventLoop, reply: Message, metrics: StreamMetrics,
+                    stream: TokenStream | None, settings: StreamSettings,
+                    notify: Callable[[Message], None]) -> None:
+    """Store the summary now; when chunks are still unpainted or the worker is still running, store it again
+    (final: paint stamps, stop latency) once the tick has painted them and the worker has returned, or after
+    ``paint_grace_s`` at the latest, then ``notify`` once more. Exactly one debug log line per reply."""
+    reply.metrics = metrics.summary().as_dict()
+    waiting = {"paint": not metrics.caught_up,
+               "worker": stream is not None and stream.worker_done is not None and not stream.worker_done.done()}
+    timer: list[asyncio.TimerHandle] = []
+    finished = False
+
+    def finalize(renotify: bool) -> None:
+        nonlocal finished
+        if finished:
+            return
+        finished = True
+        metrics.on_caught_up = None
+        for h in timer:
+            h.cancel()
+        s = metrics.summary()
+        if reply.stream_metrics is metrics:    # not already reused for a newer generation
+            reply.metrics = s.as_dict()
+        log.debug("reply %s gen %s %s: %s", reply.id, reply.generation_id, reply.status.value, s.log_line())
+        if renotify and reply.stream_metrics is metrics:
+            notify(reply)
+
+    def settled(what: str) -> None:
+        waiting[what] = False
+        if not any(waiting.values()):
+            finalize(True)
+
+    if not any(waiting.values()) or loop.is_closed():
+        finalize(False)
+        return
+    if waiting["paint"]:
+        def caught_up() -> None:
+            loop.call_soon(settled, "paint")
+        metrics.on_caught_up = caught_up
+    if waiting["worker"]:
+        assert stream is not None and stream.worker_done is not None
+        stream.worker_done.add_done_callback(lambda _f: settled("worker"))
+    timer.append(loop.call_later(settings.paint_grace_s, finalize, True))
+
+
+async def shutdown(tasks: Iterable[asyncio.Future[Any]], engines: Iterable[Any] = (), *,
+                   join_timeout_s: float = 1.5) -> bool:
+    """Closing the window mid-reply (DESIGN §2): cancel every generation task, wait for them to end, wait up
+    to ``join_timeout_s`` seconds (in all) for every worker thread to return, then ``unload()`` each engine.
+
+    Returns True when every worker returned. If one is still inside an uninterruptible prefill when the time
+    is up, the engines are *not* unloaded (freeing a ``Llama`` under a running decode would crash); its thread
+    is a daemon, so the process can exit anyway. Never raises for a task's own error.
+    """
+    pending = [t for t in tasks if not t.done()]
+    for t in pending:
+        t.cancel()
+    if pending:
+        await asyncio.gather(*pending, return_exceptions=True)
+    ok = True
+    loop = asyncio.get_running_loop()
+    streams = live_streams()
+    for s in streams:
+        s.request_stop()
+    mine = [s for s in streams if s.worker_done is not None and s.worker_done.get_loop() is loop]
+    if mine:
+        try:
+            async with asyncio.timeout(join_timeout_s):
+                for s in mine:
+                    await s.wait_closed()
+        except TimeoutError:
+            ok = False
+            log.warning("shutdown: %d worker(s) still busy after %.1f s (prefill); not unloading",
+                        sum(1 for s in streams if s.alive), join_timeout_s)
+    if ok:
+        for e in engines:
+            try:
+                e.unload()
+            except Exception:
+                log.exception("unloading %s failed", getattr(e, "name", e))
+    return ok

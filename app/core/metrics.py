@@ -3,7 +3,8 @@
 All times are ``time.perf_counter()`` seconds (monotonic, process-wide); durations are reported in ms.
 Per chunk we keep four stamps: *produced* (the engine's iterator returned it, worker thread), *enqueued*
 (it entered the bounded queue), *dequeued* (the consumer coroutine took it) and *painted* (a render tick put
-it on screen). Appending a stamp is O(1); summaries are computed once per reply.
+it on screen). Stamps live in ``array('d')`` (8 bytes each, no float objects), appending one is O(1); the
+summary is computed once per reply (O(1): it reads the first and last stamps only).
 """
 
 from __future__ import annotations
@@ -11,7 +12,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from array import array
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from itertools import repeat
 
 log = logging.getLogger("brook.metrics")
 
@@ -21,46 +25,87 @@ BACKPRESSURE_WARN_S = 0.100
 now = time.perf_counter
 
 
+def _stamps() -> array[float]:
+    return array("d")
+
+
 @dataclass
 class ReplySummary:
-    """What one reply's timing boils down to (ms, tokens/s, counts); stored with the reply."""
+    """What one reply's timing boils down to (ms, tokens/s, counts); stored with the reply (``Message.metrics``).
 
-    ttft_ms: float | None = None          # request start → first chunk painted
-    prefill_ms: float | None = None       # request start (slot acquired) → first chunk produced by the engine
-    first_paint_ms: float | None = None   # first chunk produced → first chunk painted (the app's share of TTFT)
-    wait_ms: float = 0.0                  # queued behind other requests for the model ("waiting for the model")
+    Where each number comes from (all from ``StreamMetrics`` stamps):
+
+    - ``wait_ms``: request → engine slot acquired (time in line "waiting for the model");
+    - ``prefill_ms``: slot acquired → first chunk produced by the engine (prompt processing + first decode);
+    - ``first_paint_ms``: first chunk produced → first chunk painted (the app's share of TTFT);
+    - ``ttft_ms``: slot acquired → first chunk painted (= prefill + first paint);
+    - ``decode_tokens_per_s``: (tokens − 1) ÷ (last produced − first produced), the engine's decode rate;
+    - ``queue_high_water``: most chunks ever held by the queue (≤ its maxsize);
+    - ``backpressure_waits``: puts that waited > ``BACKPRESSURE_WARN_S``; ``backpressure_wait_ms``: total time
+      the worker spent blocked on a full queue (every wait, long or short);
+    - ``ticks`` / ``longest_tick_ms``: render ticks that painted new chunks, and the slowest of them;
+    - ``stop_latency_ms``: stop requested → worker thread returned (``None`` when not stopped);
+    - ``total_ms``: slot acquired → the generation ended on the loop.
+    """
+
+    ttft_ms: float | None = None
+    prefill_ms: float | None = None
+    first_paint_ms: float | None = None
+    wait_ms: float = 0.0
     decode_tokens: int = 0
-    decode_tokens_per_s: float | None = None  # tokens after the first ÷ time from first to last produced
+    decode_tokens_per_s: float | None = None
     chunks: int = 0
+    chunks_painted: int = 0
     queue_high_water: int = 0
-    backpressure_waits: int = 0           # puts that waited > BACKPRESSURE_WARN_S
-    backpressure_wait_ms: float = 0.0     # total time the worker spent waiting on a full queue
-    ticks: int = 0                        # render ticks that painted new text
+    backpressure_waits: int = 0
+    backpressure_wait_ms: float = 0.0
+    ticks: int = 0
     longest_tick_ms: float = 0.0
+    stop_latency_ms: float | None = None
     total_ms: float | None = None
 
     def as_dict(self) -> dict[str, float | int | None]:
         return asdict(self)
 
+    def log_line(self) -> str:
+        """One human-readable line (the per-reply debug log line)."""
+        return (f"ttft={_fmt(self.ttft_ms)} ms (prefill {_fmt(self.prefill_ms)} + first paint "
+                f"{_fmt(self.first_paint_ms)}) wait={self.wait_ms:.1f} ms tokens={self.decode_tokens} "
+                f"tok/s={_fmt(self.decode_tokens_per_s)} chunks={self.chunks} painted={self.chunks_painted} "
+                f"queue_hw={self.queue_high_water} backpressure={self.backpressure_waits} waits "
+                f"({self.backpressure_wait_ms:.0f} ms) ticks={self.ticks} longest_tick={self.longest_tick_ms:.1f} ms "
+                f"stop_latency={_fmt(self.stop_latency_ms)} ms total={_fmt(self.total_ms)} ms")
+
+
+def _fmt(x: float | None) -> str:
+    return "-" if x is None else f"{x:.1f}"
+
 
 @dataclass
 class StreamMetrics:
     """Timing of one reply, filled by the worker thread (produced/enqueued), the consumer (dequeued) and the
-    UI tick (painted). Only the worker appends to the worker lists, only the loop thread to the others."""
+    UI tick (painted). Only the worker appends to the worker arrays, only the loop thread to the others.
+
+    ``on_caught_up`` (optional) is called on the loop thread, from ``on_painted``, once the generation has
+    ended (``t_end`` set) and every dequeued chunk has been painted: the summary is then final.
+    """
 
     t_request: float = field(default_factory=now)
     t_slot: float | None = None
     t_end: float | None = None
-    produced: list[float] = field(default_factory=list)
-    enqueued: list[float] = field(default_factory=list)
-    dequeued: list[float] = field(default_factory=list)
-    painted: list[float] = field(default_factory=list)   # one stamp per chunk painted
+    t_stop: float | None = None            # stop requested (loop thread)
+    t_worker_done: float | None = None     # worker thread returned (worker thread)
+    produced: array[float] = field(default_factory=_stamps)
+    enqueued: array[float] = field(default_factory=_stamps)
+    dequeued: array[float] = field(default_factory=_stamps)
+    painted: array[float] = field(default_factory=_stamps)   # one stamp per chunk painted
     tokens: int = 0
     queue_high_water: int = 0
     backpressure_waits: int = 0
     backpressure_wait_s: float = 0.0
     ticks: int = 0
     longest_tick_s: float = 0.0
+    on_caught_up: Callable[[], None] | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     # worker thread -------------------------------------------------------------------------------------
@@ -69,6 +114,8 @@ class StreamMetrics:
         self.tokens += n_tokens
 
     def on_enqueued(self, t: float, depth: int, waited_s: float) -> None:
+        """A chunk entered the queue at ``t`` (depth after the put, chunks) after waiting ``waited_s`` seconds
+        on a full queue. A wait over ``BACKPRESSURE_WARN_S`` is counted and logged as a warning."""
         self.enqueued.append(t)
         if depth > self.queue_high_water:
             self.queue_high_water = depth
@@ -78,40 +125,56 @@ class StreamMetrics:
                 if waited_s > BACKPRESSURE_WARN_S:
                     self.backpressure_waits += 1
             if waited_s > BACKPRESSURE_WARN_S:
-                log.warning("backpressure: put waited %.0f ms on a full queue", waited_s * 1000)
+                log.warning("backpressure: put waited %.0f ms on a full queue (depth %d)", waited_s * 1000, depth)
 
     # loop thread ---------------------------------------------------------------------------------------
-    def on_dequeued(self, t: float) -> None:
-        self.dequeued.append(t)
+    def on_dequeued(self, t: float, n_chunks: int = 1) -> None:
+        """``n_chunks`` chunks were taken from the queue at ``t`` (one batch)."""
+        if n_chunks == 1:
+            self.dequeued.append(t)
+        else:
+            self.dequeued.extend(repeat(t, n_chunks))
 
     def on_painted(self, t: float, n_chunks: int, tick_s: float) -> None:
         """A render tick painted ``n_chunks`` newly arrived chunks at time ``t``, taking ``tick_s`` seconds."""
         if n_chunks <= 0:
             return
-        self.painted.extend([t] * n_chunks)
+        self.painted.extend(repeat(t, n_chunks))
         self.ticks += 1
         if tick_s > self.longest_tick_s:
             self.longest_tick_s = tick_s
+        if self.on_caught_up is not None and self.caught_up:
+            cb, self.on_caught_up = self.on_caught_up, None
+            cb()
+
+    @property
+    def caught_up(self) -> bool:
+        """True once the generation ended and every chunk it delivered has been painted."""
+        return self.t_end is not None and len(self.painted) >= len(self.dequeued)
 
     def summary(self) -> ReplySummary:
         """Compute the per-reply figures; safe to call at any time (missing stamps give ``None``)."""
-        s = ReplySummary(chunks=len(self.dequeued), queue_high_water=self.queue_high_water,
+        s = ReplySummary(chunks=len(self.dequeued), chunks_painted=len(self.painted),
+                         queue_high_water=self.queue_high_water,
                          backpressure_waits=self.backpressure_waits,
                          backpressure_wait_ms=self.backpressure_wait_s * 1000.0,
                          ticks=self.ticks, longest_tick_ms=self.longest_tick_s * 1000.0,
                          decode_tokens=self.tokens)
         start = self.t_slot if self.t_slot is not None else self.t_request
         s.wait_ms = (start - self.t_request) * 1000.0
-        if self.produced:
-            s.prefill_ms = (self.produced[0] - start) * 1000.0
-            if len(self.produced) > 1 and self.tokens > 1:
-                span = self.produced[-1] - self.produced[0]
+        produced = self.produced
+        if produced:
+            s.prefill_ms = (produced[0] - start) * 1000.0
+            if len(produced) > 1 and self.tokens > 1:
+                span = produced[-1] - produced[0]
                 if span > 0:
                     s.decode_tokens_per_s = (self.tokens - 1) / span
         if self.painted:
             s.ttft_ms = (self.painted[0] - start) * 1000.0
-            if self.produced:
-                s.first_paint_ms = (self.painted[0] - self.produced[0]) * 1000.0
+            if produced:
+                s.first_paint_ms = (self.painted[0] - produced[0]) * 1000.0
+        if self.t_stop is not None and self.t_worker_done is not None:
+            s.stop_latency_ms = max(0.0, self.t_worker_done - self.t_stop) * 1000.0
         if self.t_end is not None:
             s.total_ms = (self.t_end - start) * 1000.0
         return s

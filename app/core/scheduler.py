@@ -9,7 +9,9 @@ generation stopped during prefill keeps the model busy until llama.cpp gives it 
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections import deque
+from typing import Any
 
 
 class Slot:
@@ -41,9 +43,29 @@ class FairScheduler:
     def __init__(self, limit: int = 1) -> None:
         if limit < 1:
             raise ValueError("limit must be ≥ 1")
-        self.limit = limit
+        self._limit = limit
         self.active = 0
         self._line: deque[asyncio.Future[None]] = deque()
+
+    @property
+    def limit(self) -> int:
+        """Generations allowed at once (1 for a llama.cpp context; configurable for a remote server)."""
+        return self._limit
+
+    @limit.setter
+    def limit(self, value: int) -> None:
+        if value < 1:
+            raise ValueError("limit must be ≥ 1")
+        self._limit = value
+        while self.active < self._limit and self._line:   # a raised limit lets waiters in at once
+            fut = self._line.popleft()
+            if not fut.done():
+                self.active += 1
+                fut.set_result(None)
+
+    def would_wait(self) -> bool:
+        """True if a request made now would have to wait ("waiting for the model")."""
+        return self.active >= self._limit or bool(self.waiting)
 
     @property
     def waiting(self) -> int:
@@ -54,7 +76,9 @@ class FairScheduler:
         return self.active + self.waiting
 
     async def acquire(self) -> Slot:
-        if self.active < self.limit and not self._line:
+        """Wait for a slot (FIFO). Cancellable while in line; a slot handed over at the moment of cancellation
+        is passed on to the next in line, never lost."""
+        if self.active < self._limit and not self.waiting:
             self.active += 1
             return Slot(self)
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -78,9 +102,25 @@ class FairScheduler:
 
     def _release(self) -> None:
         # hand the slot straight to the next waiter (active count unchanged) or free it
-        while self._line:
+        while self._line and self.active <= self._limit:
             fut = self._line.popleft()
             if not fut.done():
                 fut.set_result(None)
                 return
         self.active -= 1
+
+
+_schedulers: weakref.WeakKeyDictionary[Any, FairScheduler] = weakref.WeakKeyDictionary()
+
+
+def scheduler_for(engine: Any) -> FairScheduler:
+    """The one ``FairScheduler`` of ``engine`` (created on first use with ``engine.max_concurrency``, default 1).
+
+    Every conversation that uses the same engine object must share its scheduler: that is what serialises
+    generations on one ``Llama`` context and keeps the line fair.
+    """
+    sched = _schedulers.get(engine)
+    if sched is None:
+        sched = FairScheduler(max(1, int(getattr(engine, "max_concurrency", 1) or 1)))
+        _schedulers[engine] = sched
+    return sched

@@ -4,16 +4,22 @@
 engine) in a dedicated worker thread and exposes it as an async iterator on the asyncio loop. Between them sits
 ``ChunkQueue``: bounded, single producer (the worker) and single consumer (a coroutine). A full queue blocks the
 *worker* (backpressure: the model waits), never the loop. The consumer is woken only when it is actually
-waiting, so a busy loop pays one ``deque.popleft`` per chunk and no cross-thread call.
+waiting, so a busy loop pays one ``deque.append`` per chunk and no cross-thread call; it takes everything
+buffered in one batch (``get_batch``), so its cost is per batch, not per chunk.
 
 Stop path: ``request_stop()`` sets the worker's ``threading.Event`` (checked between tokens) and closes the
 queue, which drops what is buffered and releases a worker blocked on a full queue; the worker then closes the
 engine iterator (``generator.close()``) and finishes; ``worker_done`` resolves on the loop when it has.
+
+Engines that can only give bytes (a byte-level tokenizer, a raw HTTP body) put them in ``Chunk.raw``; the
+worker decodes them with one incremental UTF-8 decoder per stream, so a character split across chunks is held
+back until it is complete and never becomes U+FFFD.
 """
 
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import logging
 import threading
@@ -50,8 +56,9 @@ class ChunkQueue:
     """Bounded queue from one worker thread to one asyncio consumer.
 
     ``put`` (thread side) blocks while ``maxsize`` items are held and returns the seconds it waited;
-    it raises ``QueueClosed`` once the consumer has closed the queue. ``get`` (loop side) is a coroutine.
-    Memory is bounded by ``maxsize`` items at all times.
+    it raises ``QueueClosed`` once the consumer has closed the queue. ``get``/``get_batch`` (loop side) are
+    coroutines. Memory is bounded by ``maxsize`` items at all times. The loop is woken (one
+    ``call_soon_threadsafe``) only when the consumer is suspended waiting for an item.
     """
 
     def __init__(self, maxsize: int, loop: asyncio.AbstractEventLoop) -> None:
@@ -65,6 +72,7 @@ class ChunkQueue:
         self._waiter: asyncio.Future[None] | None = None
         self._closed = False
         self.high_water = 0
+        self.wakeups = 0          # cross-thread wake-ups of the loop (for benchmarks)
 
     def qsize(self) -> int:
         return len(self._buf)
@@ -93,6 +101,7 @@ class ChunkQueue:
                 self.high_water = depth
             waiter, self._waiter = self._waiter, None
         if waiter is not None:
+            self.wakeups += 1
             try:
                 self._loop.call_soon_threadsafe(_wake, waiter)
             except RuntimeError:  # loop closed: nobody is listening any more
@@ -107,8 +116,22 @@ class ChunkQueue:
             self._not_full.notify()
             return item
 
+    async def _wait(self) -> None:
+        """Suspend until the producer puts something or the queue is closed (call with the buffer empty)."""
+        with self._lock:
+            if self._buf or self._closed:
+                return
+            waiter = self._loop.create_future()
+            self._waiter = waiter
+        try:
+            await waiter
+        finally:
+            with self._lock:
+                if self._waiter is waiter:
+                    self._waiter = None
+
     async def get(self) -> Any:
-        """Wait for and pop the oldest item (loop side)."""
+        """Wait for and pop the oldest item (loop side). Raises ``QueueClosed`` once closed and empty."""
         while True:
             with self._lock:
                 if self._buf:
@@ -117,14 +140,24 @@ class ChunkQueue:
                     return item
                 if self._closed:
                     raise QueueClosed
-                waiter = self._loop.create_future()
-                self._waiter = waiter
-            try:
-                await waiter
-            finally:
-                with self._lock:
-                    if self._waiter is waiter:
-                        self._waiter = None
+            await self._wait()
+
+    async def get_batch(self) -> list[Any]:
+        """Wait for at least one item, then pop everything buffered (≤ ``maxsize`` items, oldest first).
+
+        Raises ``QueueClosed`` once closed and empty. Does not itself yield to the loop when items are
+        already there; the caller decides how often to (see ``TokenStream.get_batch``).
+        """
+        while True:
+            with self._lock:
+                if self._buf:
+                    items = list(self._buf)
+                    self._buf.clear()
+                    self._not_full.notify()
+                    return items
+                if self._closed:
+                    raise QueueClosed
+            await self._wait()
 
     def close(self) -> None:
         """Drop everything buffered and release a blocked producer; further puts raise ``QueueClosed``."""
@@ -150,6 +183,32 @@ class TaggedChunk:
     t_dequeued: float
 
 
+_live: set[TokenStream] = set()
+_live_lock = threading.Lock()
+
+
+def live_streams() -> list[TokenStream]:
+    """Streams whose worker thread has started and not yet returned (any loop)."""
+    with _live_lock:
+        return list(_live)
+
+
+def stop_all_streams(timeout: float = 2.0) -> bool:
+    """Request stop on every live stream and join their workers, waiting at most ``timeout`` seconds in all.
+
+    Blocking: for shutdown paths after the loop has stopped. True if every worker returned. A worker inside an
+    uninterruptible prefill may outlive it (the threads are daemons, so the process can still exit).
+    """
+    streams = live_streams()
+    for s in streams:
+        s.request_stop()
+    deadline = now() + timeout
+    ok = True
+    for s in streams:
+        ok = s.join(max(0.0, deadline - now())) and ok
+    return ok
+
+
 class TokenStream:
     """Async iterator over the chunks of one generation, produced in a worker thread.
 
@@ -159,20 +218,22 @@ class TokenStream:
         stream = TokenStream(produce, generation_id=7)
         stream.start()                      # needs a running loop
         try:
-            async for tagged in stream: ...
+            async for tagged in stream: ...   # or: while (batch := await stream.get_batch()) is not None
         finally:
             stream.request_stop()           # idempotent, never blocks
         await stream.wait_closed()          # worker returned (e.g. to release the engine slot)
 
-    Errors raised by the iterator are re-raised from ``__anext__`` on the loop. ``maxsize`` bounds the queue
-    (chunks). ``metrics`` receives the produced/enqueued/dequeued stamps.
+    Errors raised by the iterator are re-raised from ``__anext__``/``get_batch`` on the loop, after every chunk
+    produced before them. ``maxsize`` bounds the queue (chunks). ``metrics`` receives the
+    produced/enqueued/dequeued stamps and the stop latency. After the worker returns, the stream drops its
+    references to the producer (and so to the prompt and the engine iterator).
     """
 
     _ids = iter(range(1, 1 << 62))
 
     def __init__(self, produce: Producer, *, maxsize: int = DEFAULT_MAXSIZE, generation_id: int | None = None,
                  metrics: StreamMetrics | None = None, name: str = "brook-decode") -> None:
-        self._produce = produce
+        self._produce: Producer | None = produce
         self.maxsize = maxsize
         self.generation_id = generation_id if generation_id is not None else next(self._ids)
         self.metrics = metrics if metrics is not None else StreamMetrics()
@@ -183,6 +244,8 @@ class TokenStream:
         self._loop: asyncio.AbstractEventLoop | None = None
         self.worker_done: asyncio.Future[None] | None = None
         self._finished = False
+        self._pending: deque[Chunk] = deque()
+        self._error: BaseException | None = None
 
     # lifecycle -----------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -193,16 +256,30 @@ class TokenStream:
         self._queue = ChunkQueue(self.maxsize, self._loop)
         self.worker_done = self._loop.create_future()
         self._thread = threading.Thread(target=self._run, name=f"{self._name}-{self.generation_id}", daemon=True)
+        with _live_lock:
+            _live.add(self)
         self._thread.start()
 
     def request_stop(self) -> None:
         """Ask the worker to stop at the next token and drop buffered chunks. Never blocks; idempotent."""
-        self.stop_event.set()
+        if not self.stop_event.is_set():
+            if self.metrics.t_stop is None and self.alive:   # stop latency only when there was a worker to stop
+                self.metrics.t_stop = now()
+            self.stop_event.set()
         if self._queue is not None:
             self._queue.close()
+        self._pending.clear()
+        self._error = None
+        self._finished = True
+
+    @property
+    def stopped(self) -> bool:
+        """True once ``request_stop`` was called."""
+        return self.stop_event.is_set()
 
     async def wait_closed(self) -> None:
-        """Wait until the worker thread has returned (without blocking the loop)."""
+        """Wait until the worker thread has returned (without blocking the loop; cancelling the wait does not
+        cancel anything else)."""
         if self.worker_done is not None:
             await asyncio.shield(self.worker_done)
 
@@ -218,15 +295,20 @@ class TokenStream:
         return self._queue.qsize() if self._queue is not None else 0
 
     @property
+    def queue(self) -> ChunkQueue | None:
+        return self._queue
+
+    @property
     def alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
     # worker thread -------------------------------------------------------------------------------------
     def _run(self) -> None:
-        assert self._queue is not None and self._loop is not None
+        assert self._queue is not None and self._loop is not None and self._produce is not None
         q, m, stop = self._queue, self.metrics, self.stop_event
         end = _End()
         iterator: Iterator[Chunk] | None = None
+        decoder: codecs.IncrementalDecoder | None = None
         try:
             iterator = iter(self._produce(stop))
             for chunk in iterator:
@@ -234,10 +316,18 @@ class TokenStream:
                 m.on_produced(t, chunk.n_tokens)
                 if stop.is_set():
                     break
+                if chunk.raw:
+                    if decoder is None:
+                        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+                    chunk = Chunk(chunk.text + decoder.decode(chunk.raw), chunk.n_tokens, chunk.finish_reason)
                 depth, waited = q.put(chunk)
                 m.on_enqueued(now(), depth, waited)
-                if stop.is_set():
-                    break
+            else:
+                if decoder is not None and not stop.is_set():
+                    tail = decoder.decode(b"", final=True)   # bytes cut off at the very end (truly invalid)
+                    if tail:
+                        depth, waited = q.put(Chunk(tail, 0, None))
+                        m.on_enqueued(now(), depth, waited)
         except QueueClosed:
             pass
         except BaseException as exc:  # delivered to the loop, re-raised there
@@ -249,11 +339,16 @@ class TokenStream:
                     close()
                 except Exception:  # pragma: no cover - the iterator's own cleanup failed
                     log.exception("closing the engine iterator failed")
+            iterator = None
+            self._produce = None
         if not stop.is_set():
             with contextlib.suppress(QueueClosed):
                 q.put(end)
         elif end.error is not None:
             log.debug("error after stop ignored: %r", end.error)
+        m.t_worker_done = now()
+        with _live_lock:
+            _live.discard(self)
         try:
             self._loop.call_soon_threadsafe(self._resolve_done)
         except RuntimeError:  # loop already closed (interpreter shutdown)
@@ -264,22 +359,54 @@ class TokenStream:
             self.worker_done.set_result(None)
 
     # loop side -----------------------------------------------------------------------------------------
+    async def get_batch(self) -> list[Chunk] | None:
+        """Every chunk that has arrived (at least one, oldest first), or ``None`` when the stream has ended.
+
+        Waits when nothing is buffered. Re-raises the worker's exception after the chunks before it. When a
+        batch was already waiting, yields to the loop once first (``asyncio.sleep(0)``): a cancellation point
+        that keeps a fast producer from starving render ticks, at one loop iteration per batch.
+        """
+        if self._pending:
+            items: list[Any] = list(self._pending)
+            self._pending.clear()
+            return items
+        if self._finished or self._queue is None:
+            if self._error is not None:
+                err, self._error = self._error, None
+                raise err
+            return None
+        q = self._queue
+        if q.qsize():
+            await asyncio.sleep(0)
+            if self._finished:   # stopped meanwhile
+                return None
+        try:
+            items = await q.get_batch()
+        except QueueClosed:
+            self._finished = True
+            return None
+        t = now()
+        last = items[-1]
+        if isinstance(last, _End):
+            items.pop()
+            self._finished = True
+            if last.error is not None:
+                if not items:
+                    raise last.error
+                self._error = last.error
+            if not items:
+                return None
+        self.metrics.on_dequeued(t, len(items))
+        return items
+
     def __aiter__(self) -> TokenStream:
         return self
 
     async def __anext__(self) -> TaggedChunk:
-        if self._finished or self._queue is None:
-            raise StopAsyncIteration
-        try:
-            item = await self._queue.get()
-        except QueueClosed:
-            self._finished = True
-            raise StopAsyncIteration from None
-        t = now()
-        if isinstance(item, _End):
-            self._finished = True
-            if item.error is not None:
-                raise item.error
-            raise StopAsyncIteration
-        self.metrics.on_dequeued(t)
-        return TaggedChunk(self.generation_id, item, t)
+        if not self._pending:
+            batch = await self.get_batch()
+            if batch is None:
+                raise StopAsyncIteration
+            self._pending.extend(batch)
+        chunk = self._pending.popleft()
+        return TaggedChunk(self.generation_id, chunk, self.metrics.dequeued[-1] if self.metrics.dequeued else now())

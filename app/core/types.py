@@ -11,12 +11,16 @@ class Chunk:
 
     ``text`` is a decoded str delta (possibly empty); ``n_tokens`` is how many decode tokens produced it
     (1 for llama.cpp, possibly more for a remote server that batches SSE events); ``finish_reason`` is the
-    stop reason on the last chunk ("stop", "length", …) and ``None`` otherwise.
+    stop reason on the last chunk ("stop", "length", …) and ``None`` otherwise. ``raw`` is for engines that
+    can only give bytes (a byte-level tokenizer's pieces, a raw HTTP body): the streaming core decodes them
+    incrementally, appending complete characters after ``text`` and holding back a character split across
+    chunks until its last byte arrives (so a split never becomes U+FFFD).
     """
 
     text: str
     n_tokens: int = 1
     finish_reason: str | None = None
+    raw: bytes = b""
 
 
 @dataclass(frozen=True, slots=True)

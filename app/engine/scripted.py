@@ -1,9 +1,10 @@
 """A deterministic engine: a fixed script of chunks at a set token rate.
 
-For tests, benchmarks and demos. Token *i* is due at ``t0 + prefill_s + i / tokens_per_s`` (a deadline
-schedule, so per-token overhead does not accumulate into a lower rate). It can fail after a given number of
-chunks, and it can emit text the way a byte-level tokenizer does (UTF-8 split inside characters, decoded
-incrementally as llama-cpp-python does) to exercise multi-byte handling.
+For tests, benchmarks and demos (``--slow-ms``). Token *i* is due at ``t0 + prefill_s + i / tokens_per_s``
+(a deadline schedule, so per-token overhead and sleep jitter do not accumulate into a lower rate). It can fail
+after a given number of chunks, and it can emit text the way a byte-level tokenizer does: either decoded
+incrementally by the engine (``byte_chunks``, as llama-cpp-python does) or as raw bytes split inside
+multi-byte characters (``raw_bytes``) for the streaming core to decode.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from __future__ import annotations
 import codecs
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from app.core.types import Chunk, GenerationParams
 from app.engine.base import EngineError, EngineNotLoadedError, ProgressCallback
@@ -30,37 +32,60 @@ def split_tokens(text: str, chars_per_token: int = 4) -> list[str]:
     return [text[i:i + chars_per_token] for i in range(0, len(text), chars_per_token)]
 
 
-class ScriptedEngine:
-    """Replays ``script`` (a list of chunk texts, or a whole text cut into pseudo-tokens).
+ScriptItem = str | bytes | Chunk
 
-    ``tokens_per_s``: decode rate (0 = as fast as possible); ``prefill_s``: delay before the first token;
-    ``fail_after``: raise ``EngineError`` after that many chunks; ``byte_chunks``: emit the UTF-8 bytes of the
-    script in pieces of this many bytes, decoded incrementally (never yields U+FFFD for split characters).
-    ``repeat``: how many times the script is replayed within one reply.
+
+class ScriptedEngine:
+    """Replays ``script`` (a list of chunk texts, raw byte pieces or ``Chunk``s, or a whole text cut into
+    pseudo-tokens of 4 characters).
+
+    - ``tokens_per_s``: decode rate (0 = as fast as possible), paced by deadline;
+    - ``prefill_s``: delay before the first token (seconds; like llama.cpp's prefill, not interruptible);
+    - ``fail_after``: raise ``fail_with(n)`` (default an ``EngineError``) after that many chunks;
+    - ``byte_chunks``: emit the UTF-8 bytes of the script in pieces of this many bytes, decoded incrementally
+      by the engine (never yields U+FFFD for split characters);
+    - ``raw_bytes``: emit the UTF-8 bytes in pieces of this many bytes as ``Chunk.raw`` (undecoded; the
+      streaming core must reassemble split characters);
+    - ``repeat``: how many times the script is replayed within one reply; ``params.max_tokens`` still caps it;
+    - ``load_s``: ``load()`` takes this long (seconds), reporting progress in 10 steps.
+
+    ``calls`` keeps the last 32 prompts (for tests); ``n_calls`` counts them all; ``active`` / ``max_active``
+    count concurrent generations; ``last_stop_t`` is when the last generation saw its stop event
+    (``perf_counter`` seconds).
     """
 
     max_concurrency = 1
 
-    def __init__(self, script: Sequence[str] | str | None = None, *, tokens_per_s: float = 50.0,
+    def __init__(self, script: Sequence[ScriptItem] | str | None = None, *, tokens_per_s: float = 50.0,
                  prefill_s: float = 0.0, fail_after: int | None = None, byte_chunks: int | None = None,
                  name: str = "scripted", max_concurrency: int = 1, load_s: float = 0.0,
-                 repeat: int = 1) -> None:
+                 repeat: int = 1, raw_bytes: int | None = None,
+                 fail_with: Callable[[int], BaseException] | None = None) -> None:
         if script is None:
             script = DEFAULT_REPLY
-        self.script: list[str] = split_tokens(script) if isinstance(script, str) else list(script)
+        self.script: list[ScriptItem] = split_tokens(script) if isinstance(script, str) else list(script)
         self.tokens_per_s = tokens_per_s
         self.prefill_s = prefill_s
         self.fail_after = fail_after
+        self.fail_with = fail_with
         self.byte_chunks = byte_chunks
+        self.raw_bytes = raw_bytes
         self._name = name
         self.max_concurrency = max_concurrency
         self.load_s = load_s
         self.repeat = repeat
         self._loaded = False
-        self.calls: list[list[dict[str, str]]] = []   # the prompts it was given (for tests)
+        self.calls: deque[list[dict[str, str]]] = deque(maxlen=32)   # the last prompts it was given (tests)
+        self.n_calls = 0
         self.active = 0                               # generations running right now
         self.max_active = 0
+        self.last_stop_t: float | None = None
         self._lock = threading.Lock()
+
+    @classmethod
+    def slow(cls, slow_ms: float, **kwargs: object) -> ScriptedEngine:
+        """The ``--slow-ms`` demo engine: one token every ``slow_ms`` milliseconds."""
+        return cls(tokens_per_s=1000.0 / slow_ms if slow_ms > 0 else 0.0, **kwargs)  # type: ignore[arg-type]
 
     @property
     def name(self) -> str:
@@ -69,6 +94,19 @@ class ScriptedEngine:
     @property
     def loaded(self) -> bool:
         return self._loaded
+
+    @property
+    def text(self) -> str:
+        """The whole text one pass of the script produces."""
+        out: list[str] = []
+        for item in self.script:
+            if isinstance(item, Chunk):
+                out.append(item.text + item.raw.decode("utf-8", "replace"))
+            elif isinstance(item, bytes):
+                out.append(item.decode("utf-8", "replace"))
+            else:
+                out.append(item)
+        return "".join(out)
 
     def load(self, progress: ProgressCallback | None = None) -> None:
         steps = 10
@@ -82,24 +120,41 @@ class ScriptedEngine:
     def unload(self) -> None:
         self._loaded = False
 
-    def _pieces(self) -> Iterator[str]:
+    def _pieces(self) -> Iterator[Chunk]:
         for _ in range(self.repeat):
-            if self.byte_chunks:
-                data = "".join(self.script).encode("utf-8")
-                dec = codecs.getincrementaldecoder("utf-8")()
-                for i in range(0, len(data), self.byte_chunks):
-                    yield dec.decode(data[i:i + self.byte_chunks])
-                tail = dec.decode(b"", final=True)
-                if tail:
-                    yield tail
+            if self.byte_chunks or self.raw_bytes:
+                data = self.text.encode("utf-8")
+                if self.raw_bytes:
+                    n = self.raw_bytes
+                    for i in range(0, len(data), n):
+                        yield Chunk("", 1, None, data[i:i + n])
+                else:
+                    assert self.byte_chunks
+                    n = self.byte_chunks
+                    dec = codecs.getincrementaldecoder("utf-8")()
+                    for i in range(0, len(data), n):
+                        yield Chunk(dec.decode(data[i:i + n]))
+                    tail = dec.decode(b"", final=True)
+                    if tail:
+                        yield Chunk(tail)
             else:
-                yield from self.script
+                for item in self.script:
+                    if isinstance(item, Chunk):
+                        yield item
+                    elif isinstance(item, bytes):
+                        yield Chunk("", 1, None, item)
+                    else:
+                        yield Chunk(item)
 
     def stream(self, messages: Sequence[Mapping[str, str]], params: GenerationParams,
                stop: threading.Event) -> Iterator[Chunk]:
+        """Yield the script as chunks at ``tokens_per_s``; returns within one token interval of ``stop``
+        (it waits on the event, not with ``sleep``). The last chunk carries ``finish_reason`` "length" when
+        ``params.max_tokens`` cut it, else an empty chunk with "stop" ends it."""
         if not self._loaded:
             raise EngineNotLoadedError("The model is not loaded yet.")
         self.calls.append([dict(m) for m in messages])
+        self.n_calls += 1
         with self._lock:
             self.active += 1
             self.max_active = max(self.max_active, self.active)
@@ -112,16 +167,20 @@ class ScriptedEngine:
             limit = params.max_tokens
             for piece in self._pieces():
                 if stop.is_set():
+                    self.last_stop_t = time.perf_counter()
                     return
                 if self.fail_after is not None and n >= self.fail_after:
+                    if self.fail_with is not None:
+                        raise self.fail_with(n)
                     raise EngineError(f"Scripted failure after {n} chunks.")
                 if interval:
                     delay = t0 + n * interval - time.perf_counter()
                     if delay > 0 and stop.wait(delay):
+                        self.last_stop_t = time.perf_counter()
                         return
                 n += 1
                 last = n >= limit
-                yield Chunk(piece, 1, "length" if last else None)
+                yield Chunk(piece.text, piece.n_tokens, "length" if last else piece.finish_reason, piece.raw)
                 if last:
                     return
             yield Chunk("", 0, "stop")
