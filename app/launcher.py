@@ -31,6 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="send a fixed prompt in the real window, print one JSON line, exit")
     p.add_argument("--stop-after-ms", type=float, default=None, metavar="N",
                    help="with --smoke-test: press Stop N ms after the first token")
+    p.add_argument("--close-after-ms", type=float, default=None, metavar="N",
+                   help="with --smoke-test: close the window N ms after the first token (checks shutdown)")
     p.add_argument("--screenshot", metavar="PATH", help="with --smoke-test: save a PNG of the window at the end")
     p.add_argument("--prompt", help="with --smoke-test: the prompt to send instead of the fixed one")
     p.add_argument("--debug", action="store_true", help="debug logging (per-reply timing lines) on stderr")
@@ -90,12 +92,10 @@ def main(argv: list[str] | None = None) -> int:
     import qasync
     from PySide6.QtWidgets import QApplication
 
-    from app.core.settings import AppSettings
+    from app.core.settings import AppSettings, data_dir
+    from app.core.store import Store
     from app.engine.base import EngineError
     from app.ui.main_window import MainWindow
-
-    from app.core.settings import data_dir
-    from app.core.store import Store
 
     settings = AppSettings.load()
     try:
@@ -107,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Brook")
     app.setDesktopFileName("brook")
+    # The loop, not Qt, decides when to quit: closing the window ends run(), which then shuts down cleanly.
+    app.setQuitOnLastWindowClosed(False)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     store = Store.open_or_recover(data_dir() / "history.sqlite3")

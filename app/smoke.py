@@ -83,7 +83,8 @@ async def run_smoke_test(window, load: asyncio.Future[bool], args: argparse.Name
     reply = window.send(args.prompt or SMOKE_PROMPT, params=SMOKE_PARAMS)
     if reply is None:
         return _fail("the window did not accept the prompt")
-    if args.stop_after_ms is not None:
+    close_after = getattr(args, "close_after_ms", None)
+    if args.stop_after_ms is not None or close_after is not None:
         first: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
         def on_paint(msg: Message, _n: int) -> None:
@@ -95,17 +96,22 @@ async def run_smoke_test(window, load: asyncio.Future[bool], args: argparse.Name
             await asyncio.wait_for(asyncio.shield(first), SMOKE_TIMEOUT_S)
         except TimeoutError:
             return _fail("no token was painted")
-        await asyncio.sleep(args.stop_after_ms / 1000.0)
-        if not done.done():
-            window.stop()
+        if close_after is not None:
+            await asyncio.sleep(close_after / 1000.0)
+            window.close()                   # closing mid-reply: the reply is stopped, the app shuts down
+        else:
+            await asyncio.sleep(args.stop_after_ms / 1000.0)
+            if not done.done():
+                window.stop()
     try:
         await asyncio.wait_for(asyncio.shield(done), SMOKE_TIMEOUT_S)
     except TimeoutError:
         return _fail(f"the reply did not finish within {SMOKE_TIMEOUT_S:g} s")
     # give a stopped worker's late chunks every chance to (wrongly) reach the screen
-    if reply.stream is not None:
-        await reply.stream.wait_closed()
-    await asyncio.sleep(0.3)
+    if close_after is None:
+        if reply.stream is not None:
+            await reply.stream.wait_closed()
+        await asyncio.sleep(0.3)
     monitor.stop()
     widget = window.chat.widgets[-1]
     view = widget.view
@@ -124,8 +130,9 @@ async def run_smoke_test(window, load: asyncio.Future[bool], args: argparse.Name
         "reply_chars": len(reply.text),
         "code_blocks": code_blocks,
         "status": reply.status.value,
+        "closed": close_after is not None,
     }
-    if args.screenshot:
+    if args.screenshot and close_after is None:
         window.chat.scroll_to_bottom()
         await asyncio.sleep(0.1)
         if not window.grab().save(args.screenshot):

@@ -29,7 +29,7 @@ def _isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def qloop(qapp):  # noqa: ANN001, ANN201 - pytest-qt's QApplication fixture
+def qloop(qapp):
     """A qasync event loop over pytest-qt's QApplication: Qt and asyncio in one loop, as in the app."""
     import asyncio
 

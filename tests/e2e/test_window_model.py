@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.model, pytest.mark.timeout(180)]
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _run(loop, coro, timeout: float = 120.0):  # noqa: ANN001, ANN202
+def _run(loop, coro, timeout: float = 120.0):
     return loop.run_until_complete(asyncio.wait_for(coro, timeout))
 
 
@@ -32,7 +32,7 @@ async def _wait_finished(window: MainWindow, reply: Message) -> Message:
 
 
 @pytest.fixture
-def window(qtbot, qloop, bundled_model):  # noqa: ANN001, ANN201
+def window(qtbot, qloop, bundled_model):
     w = MainWindow(LlamaEngine(bundled_model))
     qtbot.addWidget(w)
     w.show()
@@ -40,7 +40,7 @@ def window(qtbot, qloop, bundled_model):  # noqa: ANN001, ANN201
     qloop.run_until_complete(w.shutdown())
 
 
-def test_reply_streams_over_many_ticks_before_it_completes(window, qloop) -> None:  # noqa: ANN001
+def test_reply_streams_over_many_ticks_before_it_completes(window, qloop) -> None:
     assert _run(qloop, window.load_model())
     paints: list[tuple[float, int, int]] = []      # (time, chunks painted this tick, chars on screen)
 
@@ -67,7 +67,7 @@ def test_reply_streams_over_many_ticks_before_it_completes(window, qloop) -> Non
     assert "tok/s" in window.rate_label.text() and "–" not in window.rate_label.text()
 
 
-def test_stop_keeps_partial_text_and_next_message_works(window, qloop) -> None:  # noqa: ANN001
+def test_stop_keeps_partial_text_and_next_message_works(window, qloop) -> None:
     assert _run(qloop, window.load_model())
     window.engine.slow_ms = 40.0            # a long enough reply to stop in the middle of
     first_paint = asyncio.Event()
@@ -102,7 +102,7 @@ def test_stop_keeps_partial_text_and_next_message_works(window, qloop) -> None: 
     (b"this is not a model at all, just text" * 10, "not a GGUF model"),
     (b"GGUF" + b"\x03\x00\x00\x00" + b"\x00" * 40, "could not load the model"),
 ])
-def test_bad_model_file_gives_a_clear_message(qtbot, qloop, tmp_path, content, expected) -> None:  # noqa: ANN001
+def test_bad_model_file_gives_a_clear_message(qtbot, qloop, tmp_path, content, expected) -> None:
     path = tmp_path / "model.gguf"
     if content is not None:
         path.write_bytes(content)
@@ -149,3 +149,24 @@ def test_missing_model_on_the_command_line_exits_with_a_clear_message(tmp_path: 
                           timeout=60)
     assert proc.returncode != 0
     assert "does not exist" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("engine_args", [["--scripted", "--slow-ms", "20"], ["--slow-ms", "30"]],
+                         ids=["scripted", "model"])
+def test_closing_the_window_mid_reply_exits_promptly_and_cleanly(engine_args: list[str]) -> None:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONASYNCIODEBUG="0")
+    proc = subprocess.Popen([sys.executable, "-X", "dev", str(ROOT / "main.py"), "--smoke-test", "--close-after-ms",
+                             "200", *engine_args], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()               # printed when the window has closed mid-reply
+    t_closed = time.perf_counter()
+    rc = proc.wait(timeout=30)
+    exit_s = time.perf_counter() - t_closed
+    err = proc.stderr.read() if proc.stderr else ""
+    out = json.loads(line)
+    assert out["closed"] is True and out["stopped"] is True and out["chunks_after_stop"] == 0
+    assert rc == 0, err
+    assert exit_s < 2.0, f"the process took {exit_s:.2f} s to exit after the window closed"
+    for bad in ("Task was destroyed but it is pending", "Event loop is closed", "Traceback", "never awaited"):
+        assert bad not in err, err
