@@ -101,6 +101,10 @@ class MessageWidget(QFrame):
         self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.error.hide()
         lay.addWidget(self.error)
+        self.figures = QLabel("")
+        self.figures.setObjectName("messageFigures")
+        self.figures.hide()
+        lay.addWidget(self.figures)
         self.update_status()
 
     def set_model(self, name: str) -> None:
@@ -115,6 +119,36 @@ class MessageWidget(QFrame):
         if m.error:
             self.error.setText(m.error)
             self.error.show()
+        if m.status.final and m.metrics:
+            line, tip = format_figures(m.metrics)
+            if line:
+                self.figures.setText(line)
+                self.figures.setToolTip(tip)
+                self.figures.show()
+
+
+def format_figures(metrics: dict) -> tuple[str, str]:
+    """A reply's timing as one short line (TTFT · tokens/s · tokens) and a full tooltip (ms, counts)."""
+    parts = []
+    if metrics.get("ttft_ms") is not None:
+        parts.append(f"TTFT {metrics['ttft_ms']:.0f} ms")
+    if metrics.get("decode_tokens_per_s"):
+        parts.append(f"{metrics['decode_tokens_per_s']:.1f} tok/s")
+    if metrics.get("decode_tokens"):
+        parts.append(f"{metrics['decode_tokens']} tokens")
+    labels = [("prefill_ms", "prefill", "ms"), ("first_paint_ms", "first paint", "ms"),
+              ("wait_ms", "waited for the model", "ms"),
+              ("queue_high_water", "queue high-water mark", "chunks"),
+              ("backpressure_waits", "backpressure waits > 100 ms", ""),
+              ("backpressure_wait_ms", "backpressure wait total", "ms"), ("ticks", "render ticks", ""),
+              ("longest_tick_ms", "longest tick", "ms"), ("total_ms", "total", "ms")]
+    tip = []
+    for key, label, unit in labels:
+        v = metrics.get(key)
+        if v is None:
+            continue
+        tip.append(f"{label}: {v:.1f} {unit}".rstrip() if isinstance(v, float) else f"{label}: {v} {unit}".rstrip())
+    return " · ".join(parts), "\n".join(tip)
 
 
 class ChatView(QScrollArea):

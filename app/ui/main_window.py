@@ -36,7 +36,7 @@ from app.core.settings import AppSettings
 from app.core.store import Store
 from app.core.types import GenerationParams
 from app.engine.base import Engine
-from app.ui.chat_view import ChatInput, ChatView, MessageWidget
+from app.ui.chat_view import ChatInput, ChatView, MessageWidget, format_figures
 from app.ui.coalescer import Coalescer
 from app.ui.style import apply_style
 
@@ -63,6 +63,8 @@ class MainWindow(QMainWindow):
         self.conversation = Conversation(system_prompt=self.settings.system_prompt or None)
         self.params: GenerationParams = self.settings.generation
         self.coalescer = Coalescer(self)
+        self.coalescer.painted.connect(self._on_painted)
+        self._last_live = 0.0
         self._tasks: dict[int, asyncio.Task[Message]] = {}     # reply id → its task, while streaming
         self._replies: dict[int, Message] = {}
         self._reply_conv: dict[int, Conversation] = {}         # the conversation each streaming reply is in
@@ -139,6 +141,10 @@ class MainWindow(QMainWindow):
         sb.addWidget(self.model_label)
         sb.addWidget(self.state_label)
         sb.addWidget(self.progress)
+        self.queue_label = QLabel("")
+        self.queue_label.setToolTip("Chunks waiting between the model and the window (live), and the puts that "
+                                    "waited > 100 ms on a full queue (backpressure)")
+        sb.addPermanentWidget(self.queue_label)
         sb.addPermanentWidget(self.ttft_label)
         sb.addPermanentWidget(self.rate_label)
 
@@ -395,15 +401,32 @@ class MainWindow(QMainWindow):
         self._set_idle(not self._tasks)
         self.reply_finished.emit(reply)
 
+    def _on_painted(self, reply: Message, _n: int) -> None:
+        """Live figures while streaming, refreshed at most 4 times a second."""
+        t = now()
+        if t - self._last_live < 0.25:
+            return
+        self._last_live = t
+        m = reply.stream_metrics
+        stream = reply.stream
+        if m is None:
+            return
+        depth = stream.queue_depth if stream is not None else 0
+        self.queue_label.setText(f"queue {depth} (≤{m.queue_high_water}) · waits {m.backpressure_waits}")
+        if len(m.produced) > 1:
+            span = m.produced[-1] - m.produced[0]
+            if span > 0:
+                self.rate_label.setText(f"{(len(m.produced) - 1) / span:.1f} tok/s")
+
     def _show_figures(self, reply: Message) -> None:
         m = reply.metrics or {}
         ttft, rate = m.get("ttft_ms"), m.get("decode_tokens_per_s")
         self.ttft_label.setText(f"TTFT {ttft:.0f} ms" if ttft is not None else "TTFT –")
         self.rate_label.setText(f"{rate:.1f} tok/s" if rate else "– tok/s")
-        tip = ", ".join(f"{k} = {v:.1f}" if isinstance(v, float) else f"{k} = {v}"
-                        for k, v in m.items() if v is not None)
-        self.ttft_label.setToolTip("Last reply: " + tip)
-        self.rate_label.setToolTip("Last reply: " + tip)
+        _line, tip = format_figures(m)
+        self.ttft_label.setToolTip("Last reply\n" + tip)
+        self.rate_label.setToolTip("Last reply\n" + tip)
+        self.queue_label.setText(f"queue ≤{m.get('queue_high_water', 0)} · waits {m.get('backpressure_waits', 0)}")
 
     def _set_idle(self, idle: bool) -> None:
         if idle:

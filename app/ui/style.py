@@ -35,7 +35,7 @@ QScrollArea {{ border: none; background: {c['bg']}; }}
 #assistantMessage {{ background: {c['assistant']}; border: 1px solid {c['border']}; border-radius: 10px;
                      margin-right: 24px; }}
 #userMessage QLabel, #assistantMessage QLabel {{ background: transparent; color: {c['text']}; }}
-#messageStatus {{ color: {c['muted']}; font-size: 11px; }}
+#messageStatus, #messageFigures {{ color: {c['muted']}; font-size: 11px; }}
 #messageError, #errorNotice {{ color: {c['error']}; background: {c['error_bg']}; border-radius: 6px;
                                padding: 6px 8px; }}
 #notice {{ color: {c['muted']}; }}
