@@ -1,8 +1,9 @@
-"""ChunkQueue and TokenStream: ordering, bounded memory, backpressure, stop, errors, UTF-8 (issue 3, items 1-3, 6, 8)."""
+"""ChunkQueue and TokenStream: order, bounded memory, backpressure, stop, errors, UTF-8 (issue 3: 1-3, 6, 8)."""
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import random
 import threading
@@ -53,7 +54,7 @@ def producer_of(pieces: list[str], delay_s: float = 0.0, fail_at: int | None = N
 def test_every_chunk_arrives_once_in_order(text: str, cuts: list[int], maxsize: int,
                                            consumer_delays: list[float], batches: bool) -> None:
     bounds = sorted({0, len(text), *(c for c in cuts if c <= len(text))})
-    pieces = [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+    pieces = [text[a:b] for a, b in itertools.pairwise(bounds)]
     # tag each chunk with its index too, so a duplicated or reordered empty piece would still be caught
     tagged = [f"{i}:{p}" for i, p in enumerate(pieces)]
 
@@ -144,7 +145,7 @@ def test_the_loop_is_woken_only_when_the_consumer_waits() -> None:
     async def main() -> tuple[int, int]:
         stream = TokenStream(producer_of([str(i) for i in range(200)]), maxsize=256)
         stream.start()
-        time.sleep(0.3)                 # block the loop: the worker fills the queue meanwhile
+        time.sleep(0.3)
         n = 0
         while (batch := await stream.get_batch()) is not None:
             n += len(batch)
@@ -306,7 +307,7 @@ def test_each_stream_has_its_own_queue() -> None:
 def test_raw_bytes_split_inside_characters_never_make_fffd(text: str, cuts: list[int]) -> None:
     data = text.encode("utf-8")
     bounds = sorted({0, len(data), *(c for c in cuts if c <= len(data))})
-    raws = [data[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+    raws = [data[a:b] for a, b in itertools.pairwise(bounds)]
 
     def produce(stop: threading.Event) -> Iterator[Chunk]:
         for r in raws:
