@@ -1,0 +1,128 @@
+"""The window on the scripted engine: keys, Send/Stop, scrolling, history, status — fast and deterministic."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from PySide6.QtCore import Qt
+
+from app.core.conversation import Message, MessageStatus
+from app.core.store import Store
+from app.engine.scripted import ScriptedEngine
+from app.ui.main_window import MainWindow
+
+pytestmark = pytest.mark.timeout(60)
+LONG = "".join(f"Line {i}: some words to fill the message view.\n\n" for i in range(120))
+
+
+def _run(loop, coro, timeout: float = 30.0):
+    return loop.run_until_complete(asyncio.wait_for(coro, timeout))
+
+
+async def _until(cond, timeout: float = 20.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not cond():
+            await asyncio.sleep(0.01)
+
+
+@pytest.fixture
+def make_window(qtbot, qloop, tmp_path):
+    made: list[MainWindow] = []
+
+    def make(engine: ScriptedEngine, store: Store | None = None) -> MainWindow:
+        w = MainWindow(engine, store=store)
+        qtbot.addWidget(w)
+        w.show()
+        assert _run(qloop, w.load_model())
+        made.append(w)
+        return w
+
+    yield make
+    for w in made:
+        qloop.run_until_complete(w.shutdown())
+
+
+def test_enter_sends_shift_enter_adds_a_line_and_escape_stops(make_window, qtbot, qloop) -> None:
+    w = make_window(ScriptedEngine(tokens_per_s=40, repeat=20))
+    qtbot.keyClicks(w.input, "first line")
+    qtbot.keyClick(w.input, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClicks(w.input, "second line")
+    assert w.input.toPlainText() == "first line\nsecond line" and not w.generating
+    qtbot.keyClick(w.input, Qt.Key.Key_Return)
+    assert w.generating and w.input.toPlainText() == "" and w.send_button.text() == "Stop"
+    user, reply = w.conversation.messages
+    assert user.text == "first line\nsecond line"
+    _run(qloop, _until(lambda: reply.status is MessageStatus.STREAMING and reply.text))
+    qtbot.keyClick(w.input, Qt.Key.Key_Escape)
+    assert reply.status is MessageStatus.STOPPED and not w.generating and w.send_button.text() == "Send"
+    assert reply.text and len(reply.text) < len("".join(w.engine.script)) * 20
+
+
+def test_view_follows_the_stream_only_while_at_the_bottom(make_window, qloop) -> None:
+    w = make_window(ScriptedEngine(LONG, tokens_per_s=400))
+    w.resize(700, 500)
+    reply = w.send("go")
+    bar = w.chat.verticalScrollBar()
+    _run(qloop, _until(lambda: bar.maximum() > 400))
+    _run(qloop, asyncio.sleep(0.1))
+    assert bar.value() >= bar.maximum() - 30          # following
+    bar.setValue(0)                                   # the user scrolls up to read
+    _run(qloop, _until(lambda: reply.status.final))
+    _run(qloop, asyncio.sleep(0.1))
+    assert bar.value() == 0                           # and the view stays put
+
+
+def test_send_while_loading_waits_for_the_model(qtbot, qloop) -> None:
+    w = MainWindow(ScriptedEngine(tokens_per_s=0, load_s=0.5))
+    qtbot.addWidget(w)
+    w.show()
+    load = asyncio.ensure_future(w.load_model(), loop=qloop)
+    _run(qloop, asyncio.sleep(0.05))                  # loading has started, in a worker thread
+    reply = w.send("hello")
+    assert reply is not None and w.state_label.text() == "loading model…"
+    _run(qloop, _until(lambda: reply.status.final))
+    assert load.done() and reply.status is MessageStatus.DONE and reply.text
+    qloop.run_until_complete(w.shutdown())
+
+
+def test_engine_error_mid_reply_is_shown_and_the_next_message_works(make_window, qloop) -> None:
+    engine = ScriptedEngine(tokens_per_s=0, fail_after=5)
+    w = make_window(engine)
+    reply = w.send("break please")
+    _run(qloop, _until(lambda: reply.status.final and not w.generating))
+    widget = w.chat.widgets[-1]
+    assert reply.status is MessageStatus.ERROR and "Scripted failure" in (reply.error or "")
+    assert widget.error.isVisibleTo(w) and "Scripted failure" in widget.error.text()
+    assert reply.text == "".join(engine.script[:5])                 # the text so far is kept
+    engine.fail_after = None
+    second = w.send("again")
+    _run(qloop, _until(lambda: second.status.final))
+    assert second.status is MessageStatus.DONE
+
+
+def test_history_saves_replies_and_reopens_them(make_window, qloop, tmp_path) -> None:
+    store = Store(tmp_path / "h.sqlite3")
+    w = make_window(ScriptedEngine(tokens_per_s=0), store)
+    reply = w.send("Reverse a string in Python")
+    _run(qloop, _until(lambda: reply.status.final and not w.generating))
+    assert w.history.count() == 1 and w.history.item(0).text() == "Reverse a string in Python"
+    w.new_chat()
+    assert w.conversation.messages == [] and w.chat.widgets == []
+    w.open_conversation(store.list_conversations()[0].id)
+    assert [m.text for m in w.conversation.messages] == ["Reverse a string in Python", reply.text]
+    shown = w.chat.widgets[-1].view
+    assert shown is not None and shown.renderer.text == reply.text
+    assert "tok/s" in w.chat.widgets[-1].figures.text() or reply.metrics.get("decode_tokens_per_s") is None
+
+
+def test_stopping_then_switching_chats_still_saves_the_partial_reply(make_window, qloop, tmp_path) -> None:
+    store = Store(tmp_path / "h.sqlite3")
+    w = make_window(ScriptedEngine(tokens_per_s=50, repeat=20), store)
+    reply: Message = w.send("long one")
+    _run(qloop, _until(lambda: len(reply.text) > 20))
+    w.new_chat()                                       # stops the reply, clears the view
+    assert not w.generating and reply.status is MessageStatus.STOPPED
+    conv = store.load_conversation(store.list_conversations()[0].id)
+    assert conv.messages[-1].status is MessageStatus.STOPPED
+    assert conv.messages[-1].text == reply.text
