@@ -12,7 +12,7 @@ class _Emitter(QObject):
     flag = Signal(bool)
 
 
-def test_bool_signals_keep_reference_counts(qapp) -> None:  # noqa: ANN001
+def test_bool_signals_keep_reference_counts(qapp) -> None:
     e = _Emitter()
     got: list[bool] = []
     e.flag.connect(got.append)
