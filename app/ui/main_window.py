@@ -15,6 +15,7 @@ from dataclasses import replace
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QFileDialog,
     QHBoxLayout,
     QLabel,
     QListWidget,
@@ -157,10 +158,29 @@ class MainWindow(QMainWindow):
         new_action.setShortcut(QKeySequence.StandardKey.New)
         new_action.triggered.connect(self.new_chat)
         self.addAction(new_action)
+        menu = self.menuBar()
+        file_menu = menu.addMenu("&File")
+        file_menu.addAction(new_action)
+        open_action = QAction("&Open model (GGUF)…", self)
+        open_action.setShortcut(QKeySequence.StandardKey.Open)
+        open_action.triggered.connect(self.choose_model)
+        file_menu.addAction(open_action)
+        settings_action = QAction("&Settings…", self)
+        settings_action.setShortcut(QKeySequence("Ctrl+,"))
+        settings_action.triggered.connect(self.edit_settings)
+        file_menu.addAction(settings_action)
+        file_menu.addSeparator()
+        quit_action = QAction("&Quit", self)
+        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        quit_action.triggered.connect(self.close)
+        file_menu.addAction(quit_action)
+        chat_menu = menu.addMenu("&Chat")
+        chat_menu.addAction(stop_action)
         focus_action = QAction("Focus input", self)
         focus_action.setShortcut(QKeySequence("Ctrl+L"))
         focus_action.triggered.connect(self.input.setFocus)
         self.addAction(focus_action)
+        chat_menu.addAction(focus_action)
 
         delete_action = QAction("Delete chat", self)
         delete_action.setShortcut(QKeySequence.StandardKey.Delete)
@@ -172,6 +192,51 @@ class MainWindow(QMainWindow):
         self._set_idle(True)
         self.refresh_history()
         self.input.setFocus()
+
+    # model and settings --------------------------------------------------------------------------------
+    def choose_model(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open a GGUF model", "", "GGUF models (*.gguf);;All files (*)")
+        if path:
+            self._switch_task = asyncio.ensure_future(self.switch_model(path))
+
+    async def switch_model(self, path: str) -> bool:
+        """Unload the current model (stopping a reply first) and load ``path`` in the background."""
+        from app.engine.llama import LlamaEngine
+
+        self.stop()
+        old = self.engine
+        self._loaded.clear()
+        loop = asyncio.get_running_loop()
+        for reply in self._all_streams:         # the old model's workers must be done before it is freed
+            if reply.stream is not None:
+                await reply.stream.wait_closed()
+        await loop.run_in_executor(None, old.unload)
+        self.engine = LlamaEngine(path, n_ctx=self.settings.n_ctx)
+        self.scheduler = FairScheduler(self.engine.max_concurrency)
+        self.model_label.setText(self.engine.name)
+        ok = await self.load_model()
+        if ok:
+            self.settings.model_path = path
+            self.settings.recent_models = [path, *[p for p in self.settings.recent_models if p != path]][:10]
+            self._persist_settings()
+        return ok
+
+    def edit_settings(self) -> None:
+        from app.ui.settings_dialog import SettingsDialog
+
+        dlg = SettingsDialog(self.settings, self)
+        if dlg.exec():
+            self.settings = dlg.result_settings()
+            self.params = self.settings.generation
+            self._persist_settings()
+
+    def _persist_settings(self) -> None:
+        if self.store is None:          # tests and embedded windows leave the user's settings alone
+            return
+        try:
+            self.settings.save()
+        except OSError:
+            log.exception("saving settings failed")
 
     # history -------------------------------------------------------------------------------------------
     def refresh_history(self) -> None:

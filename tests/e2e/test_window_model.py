@@ -170,3 +170,19 @@ def test_closing_the_window_mid_reply_exits_promptly_and_cleanly(engine_args: li
     assert exit_s < 2.0, f"the process took {exit_s:.2f} s to exit after the window closed"
     for bad in ("Task was destroyed but it is pending", "Event loop is closed", "Traceback", "never awaited"):
         assert bad not in err, err
+
+
+def test_switching_models_unloads_the_old_one_and_recovers_from_a_bad_file(window, qloop, tmp_path,
+                                                                             bundled_model) -> None:
+    assert _run(qloop, window.load_model())
+    old = window.engine
+    bad = tmp_path / "broken.gguf"
+    bad.write_bytes(b"GGUF" + b"\x00" * 100)
+    assert _run(qloop, window.switch_model(str(bad))) is False
+    assert not old.loaded                                   # the old model's memory was released
+    assert window.send("hello") is None and "could not load" in (window.load_error or "")
+    assert _run(qloop, window.switch_model(str(bundled_model))) is True
+    reply = window.send("Say hi.", params=SMOKE_PARAMS)
+    assert reply is not None
+    _run(qloop, _wait_finished(window, reply))
+    assert reply.status is MessageStatus.DONE and reply.text

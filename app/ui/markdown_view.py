@@ -1,0 +1,316 @@
+"""MarkdownView: the widget that shows one message's rendered markdown and patches it while it streams.
+
+The view owns an :class:`~app.core.markdown.IncrementalMarkdown`. :meth:`MarkdownView.append_text` only feeds
+it; :meth:`MarkdownView.refresh` (called once per UI tick) patches the ``QTextDocument`` in place: blocks that
+became stable are appended once at the stable cursor position, and only the range of the open tail is replaced.
+The whole message is never re-set with ``setHtml`` while streaming, so finished blocks are not parsed or laid
+out again and the user's selection survives (it only collapses if it lies inside the replaced tail).
+
+Each block's HTML is inserted with the same procedure whether it streams in or a finished message is loaded
+with :meth:`MarkdownView.set_text`, so both give the same document.
+
+Links: only ``http``/``https``/``mailto`` are opened (by the desktop, never inside the view); ``brook-copy:N``
+copies the raw code of code block N to the clipboard; ``brook-think:toggle`` folds the reasoning section;
+anything else is ignored.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from PySide6.QtCore import QSize, Qt, QUrl, Signal
+from PySide6.QtGui import (
+    QColor,
+    QDesktopServices,
+    QFont,
+    QGuiApplication,
+    QPalette,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+)
+from PySide6.QtWidgets import QApplication, QFrame, QSizePolicy, QTextBrowser, QWidget
+
+from app.core.markdown import IncrementalMarkdown
+
+#: Proportional font families, with CJK fallbacks (Qt uses the first installed family that has a glyph).
+UI_FONT_FAMILIES = [
+    "Noto Sans",
+    "Segoe UI",
+    "Helvetica Neue",
+    "DejaVu Sans",
+    "Noto Sans CJK SC",
+    "Microsoft YaHei",
+    "PingFang SC",
+    "Hiragino Sans GB",
+    "WenQuanYi Micro Hei",
+]
+_OPENABLE = ("http", "https", "mailto")
+_DIRECT = re.compile(r"<(?:ul|ol|table)\b")
+_LEAD_TAGS = re.compile(r"(?:\s*<[^>]+>)+")
+_THINK_DIM = "#888888"
+
+
+def palette_theme(palette: QPalette | None = None) -> str:
+    """``"dark"`` when the window colour's lightness is below 128 (of 255), else ``"light"``."""
+    pal = palette if palette is not None else QApplication.palette()
+    return "dark" if pal.color(QPalette.ColorRole.Window).lightness() < 128 else "light"
+
+
+class MarkdownView(QTextBrowser):
+    """Read-only rich-text view of one message, patched incrementally while the reply streams.
+
+    ``theme`` is ``"light"``, ``"dark"`` or None (follow the application palette at construction).
+    The height follows the document (no vertical scroll bar): :meth:`heightForWidth` is the document height
+    and :attr:`heightChanged` (pixels) is emitted when it changes, so the view sits in a scroll area of messages.
+    """
+
+    heightChanged = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None, *, theme: str | None = None) -> None:
+        super().__init__(parent)
+        self.theme = theme or palette_theme(self.palette())
+        self.renderer = IncrementalMarkdown(theme=self.theme)
+        self.setOpenLinks(False)
+        self.setOpenExternalLinks(False)
+        self.setReadOnly(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setLineWrapMode(QTextBrowser.LineWrapMode.WidgetWidth)
+        policy = QSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        policy.setHeightForWidth(True)
+        self.setSizePolicy(policy)
+        font = QFont(self.font())
+        font.setFamilies(UI_FONT_FAMILIES)
+        self.document().setDefaultFont(font)
+        self.document().setDocumentMargin(4)
+        self.anchorClicked.connect(self._on_anchor)
+        self.document().documentLayout().documentSizeChanged.connect(self._on_size_changed)
+        self._height = -1
+        self._fmt_cache: dict[str, tuple[QTextBlockFormat, QTextCharFormat]] = {}
+        self._expanded = True  # thinking section shown while the model reasons
+        self._user_toggled = False
+        self._reset_state()
+
+    # -- public API ----------------------------------------------------------------------------------------
+
+    def append_text(self, text: str) -> None:
+        """Feed a chunk of the reply to the renderer; nothing is drawn until :meth:`refresh`."""
+        self.renderer.feed(text)
+
+    def refresh(self) -> bool:
+        """Patch the document with what arrived since the last call; True if anything changed.
+
+        Newly stable blocks are inserted at the stable cursor position and only the tail range is replaced.
+        """
+        md = self.renderer
+        version = md.version
+        if version == self._version:
+            return False
+        self._version = version
+        thinking_active = md.thinking is not None and not md.thinking_done
+        phase = "think" if thinking_active else "answer"
+        if md.thinking is not None and (self._phase != phase or not self._has_header):
+            if phase == "answer" and not self._user_toggled:
+                self._expanded = False  # fold the reasoning once the answer starts
+            self._rebuild()
+            return True
+        active = md.thinking if thinking_active else md
+        assert active is not None
+        self._patch(active.stable_blocks, active.tail_blocks, dim=thinking_active)
+        return True
+
+    def finish(self) -> None:
+        """End of stream: the renderer's final blocks are shown (a late link reference may re-render all)."""
+        first_changed = self.renderer.finish()
+        if first_changed < self._n_stable and self._phase == "answer":
+            self._rebuild()
+        else:
+            self._version = -1
+            self.refresh()
+
+    def set_text(self, text: str) -> None:
+        """Show a finished message (e.g. loaded from history) in one go."""
+        self.renderer = IncrementalMarkdown(theme=self.theme)
+        self.renderer.feed(text)
+        self.renderer.finish()
+        self._expanded = False
+        self._user_toggled = False
+        self._rebuild()
+
+    def code_for(self, key: str) -> str | None:
+        """Raw code of block ``key`` (``"N"`` in the answer, ``"tN"`` in the reasoning), or None."""
+        md = self.renderer
+        if key.startswith("t"):
+            md = md.thinking  # type: ignore[assignment]
+            key = key[1:]
+        if md is None or not key.isdigit():
+            return None
+        codes = md.code_blocks
+        n = int(key)
+        return codes[n] if n < len(codes) else None
+
+    def toggle_thinking(self) -> None:
+        """Fold or unfold the reasoning section (re-renders the document)."""
+        self._expanded = not self._expanded
+        self._user_toggled = True
+        self._rebuild()
+
+    # -- size ----------------------------------------------------------------------------------------------
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 (Qt API)
+        return True
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802 (Qt API)
+        doc = self.document()
+        margins = self.contentsMargins()
+        text_width = max(1, width - margins.left() - margins.right())
+        if doc.textWidth() != text_width:
+            doc.setTextWidth(text_width)
+        return math.ceil(doc.size().height()) + margins.top() + margins.bottom()
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+        width = self.width() if self.width() > 0 else 400
+        return QSize(width, self.heightForWidth(width))
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+        return QSize(50, 20)
+
+    def _on_size_changed(self, *_: object) -> None:
+        margins = self.contentsMargins()
+        height = math.ceil(self.document().size().height()) + margins.top() + margins.bottom()
+        if height != self._height:
+            self._height = height
+            self.updateGeometry()
+            self.heightChanged.emit(height)
+
+    # -- document patching ---------------------------------------------------------------------------------
+
+    def _reset_state(self) -> None:
+        self._phase = "answer"
+        self._has_header = False
+        self._n_stable = 0
+        self._stable_end = 0
+        self._prev_html = ""  # HTML of the last stable piece (decides how the next one is inserted)
+        self._tail: list[str] = []
+        self._version = -1
+
+    def _block_formats(self, html: str) -> tuple[QTextBlockFormat, QTextCharFormat]:
+        m = _LEAD_TAGS.match(html)
+        key = m.group(0) if m else ""
+        hit = self._fmt_cache.get(key)
+        if hit is None:
+            tmp = QTextDocument()
+            tmp.setDefaultFont(self.document().defaultFont())
+            tmp.setHtml(html)
+            block = tmp.begin()
+            hit = (QTextBlockFormat(block.blockFormat()), QTextCharFormat(block.charFormat()))
+            self._fmt_cache[key] = hit
+        return hit
+
+    def _insert_piece(self, cursor: QTextCursor, html: str, prev: str) -> None:
+        """Insert one top-level block's HTML at ``cursor`` (the end of the content so far)."""
+        html = html.strip()
+        if not html:
+            return
+        if cursor.position() == 0 and self.document().characterCount() <= 1:
+            cursor.insertHtml(html)
+            return
+        if _DIRECT.match(html):
+            cursor.insertHtml(html)  # lists and tables start a new block by themselves
+            return
+        block_fmt, char_fmt = self._block_formats(html)
+        if prev.rstrip().endswith("</table>") and cursor.block().length() == 1:
+            cursor.setBlockFormat(block_fmt)  # reuse the empty block Qt keeps after a table
+        else:
+            cursor.insertBlock(block_fmt, char_fmt)
+        if not html.startswith("<hr"):
+            cursor.insertHtml(html)
+
+    def _patch(self, stable: list[str], tail: list[str], dim: bool) -> None:
+        doc = self.document()
+        cursor = QTextCursor(doc)
+        cursor.beginEditBlock()
+        try:
+            cursor.setPosition(self._stable_end)
+            cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+            cursor.removeSelectedText()
+            start = self._stable_end
+            for html in stable[self._n_stable :]:
+                self._insert_piece(cursor, html, self._prev_html)
+                self._prev_html = html
+            self._n_stable = len(stable)
+            self._stable_end = cursor.position()
+            prev = self._prev_html
+            for html in tail:
+                self._insert_piece(cursor, html, prev)
+                prev = html
+            self._tail = list(tail)
+            if dim:
+                self._dim(start, cursor.position())
+        finally:
+            cursor.endEditBlock()
+
+    def _dim(self, start: int, end: int) -> None:
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        fmt = QTextCharFormat()
+        fmt.setForeground(QColor(_THINK_DIM))
+        cursor.mergeCharFormat(fmt)
+
+    def _rebuild(self) -> None:
+        """Re-create the whole document (thinking fold toggled, phase change, set_text, late references)."""
+        md = self.renderer
+        self.document().clear()
+        self._reset_state()
+        thinking_active = md.thinking is not None and not md.thinking_done
+        self._phase = "think" if thinking_active else "answer"
+        cursor = QTextCursor(self.document())
+        if md.thinking is not None:
+            arrow = "▾" if self._expanded else "▸"
+            label = "Thinking…" if thinking_active else "Thinking"
+            header = (
+                f'<p><a href="brook-think:toggle" style="color:{_THINK_DIM};text-decoration:none">'
+                f"{arrow} {label}</a></p>"
+            )
+            self._insert_piece(cursor, header, "")
+            self._prev_html = header
+            self._has_header = True
+            if self._expanded and not thinking_active:
+                start = cursor.position()
+                thinking = md.thinking
+                for html in [*thinking.stable_blocks, *thinking.tail_blocks]:
+                    self._insert_piece(cursor, html, self._prev_html)
+                    self._prev_html = html
+                self._dim(start, cursor.position())
+            self._stable_end = cursor.position()
+            if not self._expanded and thinking_active:
+                # folded while reasoning: only the header shows; stream nothing below it yet
+                self._n_stable = 0
+                self._version = md.version
+                return
+        active = md.thinking if thinking_active else md
+        assert active is not None
+        self._patch(active.stable_blocks, active.tail_blocks, dim=thinking_active)
+        self._version = md.version
+
+    # -- links ---------------------------------------------------------------------------------------------
+
+    def _on_anchor(self, url: QUrl) -> None:
+        scheme = url.scheme().lower()
+        if scheme in _OPENABLE:
+            QDesktopServices.openUrl(url)
+        elif scheme == "brook-copy":
+            code = self.code_for(url.path())
+            if code is not None:
+                QGuiApplication.clipboard().setText(code)
+        elif scheme == "brook-think":
+            self.toggle_thinking()
+        # anything else: ignored (inert)
+
+    def setSource(self, url: QUrl, *args: object) -> None:  # noqa: N802 (Qt API)
+        """Never navigate inside the view (links go through :meth:`_on_anchor`)."""
