@@ -111,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     app.setQuitOnLastWindowClosed(False)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
-    store = Store.open_or_recover(data_dir() / "history.sqlite3")
+    # the smoke test checks an install: it must not add its fixed prompt to the user's history
+    store = Store(":memory:") if args.smoke_test else Store.open_or_recover(data_dir() / "history.sqlite3")
     window = MainWindow(engine, settings, store)
     window.show()
     result = 0

@@ -45,8 +45,9 @@ class ChatInput(QPlainTextEdit):
         super().__init__(parent)
         self.setPlaceholderText("Ask anything…  (Enter to send, Shift+Enter for a new line, Esc to stop)")
         self.setTabChangesFocus(True)
-        self.setMaximumHeight(140)
-        self.setMinimumHeight(56)
+        self.setMaximumHeight(96)
+        self.setMinimumHeight(48)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Maximum)
 
     def keyPressEvent(self, e: QKeyEvent) -> None:
         if e.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):

@@ -17,12 +17,12 @@ def is_dark() -> bool:
 LIGHT = {
     "bg": "#f7f7f8", "user": "#e8f0fe", "assistant": "#ffffff", "border": "#e1e3e8", "muted": "#6b7280",
     "error": "#b91c1c", "error_bg": "#fdecec", "accent": "#2563eb", "stop": "#dc2626", "input": "#ffffff",
-    "text": "#111827",
+    "text": "#111827", "side": "#eef0f3",
 }
 DARK = {
     "bg": "#1e1f22", "user": "#2b3a55", "assistant": "#26282c", "border": "#3a3d42", "muted": "#9ca3af",
     "error": "#fca5a5", "error_bg": "#3b1f1f", "accent": "#3b82f6", "stop": "#ef4444", "input": "#2b2d31",
-    "text": "#e5e7eb",
+    "text": "#e5e7eb", "side": "#18191c",
 }
 
 
@@ -46,6 +46,10 @@ QPlainTextEdit {{ background: {c['input']}; color: {c['text']}; border: 1px soli
                padding: 8px 14px; font-weight: bold; }}
 #sendButton[stopMode="true"] {{ background: {c['stop']}; }}
 #modelLabel {{ font-weight: bold; }}
+#sidebar {{ background: {c['side']}; }}
+#history {{ border: none; background: transparent; color: {c['text']}; }}
+#history::item {{ padding: 6px 6px; border-radius: 6px; }}
+#history::item:selected {{ background: {c['user']}; color: {c['text']}; }}
 """
 
 
