@@ -1,0 +1,188 @@
+"""Shared pieces of the streaming benchmarks: statistics, RSS, the JSON result line, a Qt + qasync loop, and
+the paint stage (the app's ``Coalescer`` feeding the app's renderer, offscreen)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import json
+import math
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from app.core.conversation import Message
+
+
+def percentile(values: Sequence[float], p: float) -> float | None:
+    """The ``p``-th percentile (0-100) by linear interpolation between closest ranks (numpy's default)."""
+    if not values:
+        return None
+    xs = sorted(values)
+    k = (len(xs) - 1) * p / 100.0
+    lo, hi = math.floor(k), math.ceil(k)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+
+def median(values: Sequence[float]) -> float | None:
+    return percentile(values, 50)
+
+
+def rss_mb() -> float:
+    """Resident set size of this process in MiB (``/proc/self/statm``; peak RSS where that is missing)."""
+    try:
+        with open("/proc/self/statm") as fh:
+            pages = int(fh.read().split()[1])
+        return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):  # pragma: no cover - not Linux
+        import resource
+        r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return r / 2**20 if sys.platform == "darwin" else r / 1024
+
+
+def thread_count() -> int:
+    gc.collect()
+    return threading.active_count()
+
+
+def emit(result: dict[str, Any]) -> None:
+    """Print the result as the last line (one JSON object, floats rounded)."""
+    def clean(v: Any) -> Any:
+        if isinstance(v, float):
+            return round(v, 4)
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items()}
+        return v
+    sys.stdout.flush()
+    print(json.dumps(clean(result)), flush=True)
+
+
+@contextlib.contextmanager
+def qt_loop() -> Iterator[asyncio.AbstractEventLoop]:
+    """A QApplication (offscreen unless a platform is set) with a qasync event loop, as in the app."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    import qasync
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication([])
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    try:
+        yield loop
+    finally:
+        with contextlib.suppress(Exception):
+            loop.run_until_complete(asyncio.sleep(0))
+        asyncio.set_event_loop(None)
+        loop.close()
+
+
+class PaintStage:
+    """The coalescer → renderer stage, offscreen: the app's ``Coalescer`` (``app.ui.coalescer``) painting into
+    the app's ``MarkdownView`` (``app.ui.markdown_view``) when they exist, else a stand-in of the same shape: a
+    16 ms QTimer tick that feeds ``IncrementalMarkdown`` (``app.core.markdown``, when present) and appends the
+    new text to a ``QTextDocument``. ``kind`` says which one ran.
+    """
+
+    def __init__(self) -> None:
+        self.kind = "stand-in"
+        self._coalescer: Any = None
+        self._widgets: list[Any] = []
+        try:
+            from app.ui.coalescer import Coalescer
+            self._coalescer = Coalescer()
+            self.kind = "coalescer"
+        except ImportError:
+            self._coalescer = _StandInTick()
+        self._view_factory: Callable[[], tuple[Callable[[str], Any], Callable[[], Any], Any]]
+        try:
+            from app.ui.markdown_view import MarkdownView
+
+            def view() -> tuple[Callable[[str], Any], Callable[[], Any], Any]:
+                v = MarkdownView()
+                v.resize(700, 400)
+                return v.append_text, v.refresh, v
+            self._view_factory = view
+            self.kind += "+markdown_view"
+        except ImportError:
+            self._view_factory = _stand_in_view
+            self.kind += "+incremental_markdown_stand_in"
+
+    def attach(self, reply: Message) -> None:
+        feed, paint, keep = self._view_factory()
+        self._widgets.append(keep)
+        self._coalescer.attach(reply, feed, paint)
+
+    def flush(self, reply: Message) -> None:
+        self._coalescer.flush(reply)
+
+    def detach(self, reply: Message) -> None:
+        self._coalescer.detach(reply)
+        self._widgets.clear()
+
+
+def _stand_in_view() -> tuple[Callable[[str], Any], Callable[[], Any], Any]:
+    from PySide6.QtGui import QTextCursor, QTextDocument
+
+    doc = QTextDocument()
+    cursor = QTextCursor(doc)
+    md: Any = None
+    with contextlib.suppress(ImportError):
+        from app.core.markdown import IncrementalMarkdown
+        md = IncrementalMarkdown()
+
+    def feed(text: str) -> None:
+        if md is not None:
+            md.feed(text)
+        cursor.insertText(text)
+
+    def paint() -> bool:
+        return True
+    return feed, paint, (doc, cursor, md)
+
+
+class _StandInTick:
+    """Minimal coalescer: one 16 ms QTimer; each tick takes the new text of each reply, feeds and paints it,
+    and stamps ``on_painted`` (the same calls ``app.ui.coalescer.Coalescer`` makes)."""
+
+    def __init__(self) -> None:
+        from PySide6.QtCore import Qt, QTimer
+
+        self._timer = QTimer()
+        self._timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self._timer.setInterval(16)
+        self._timer.timeout.connect(self.tick)
+        self._targets: dict[int, tuple[Message, Callable[[str], Any], Callable[[], Any]]] = {}
+
+    def attach(self, reply: Message, feed: Callable[[str], Any], paint: Callable[[], Any]) -> None:
+        self._targets[reply.id] = (reply, feed, paint)
+        self._timer.start()
+
+    def detach(self, reply: Message) -> None:
+        self._targets.pop(reply.id, None)
+        if not self._targets:
+            self._timer.stop()
+
+    def flush(self, reply: Message) -> None:
+        t = self._targets.get(reply.id)
+        if t is not None:
+            self._paint(*t)
+
+    def _paint(self, reply: Message, feed: Callable[[str], Any], paint: Callable[[], Any]) -> None:
+        from app.core.metrics import now
+        text, n = reply.take_new()
+        if not n:
+            return
+        t0 = now()
+        if text:
+            feed(text)
+        paint()
+        t1 = now()
+        if reply.stream_metrics is not None:
+            reply.stream_metrics.on_painted(t1, n, t1 - t0)
+
+    def tick(self) -> None:
+        for t in list(self._targets.values()):
+            self._paint(*t)

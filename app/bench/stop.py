@@ -1,0 +1,115 @@
+"""Stop at random moments: latency, chunks after Stop, threads left behind.
+
+``python -m app.bench stop [--stops 50] [--rate TOK_S] [--seed S]``
+
+Each round starts a reply on the scripted engine (decode phase, ``--rate`` tokens/s, painted by the app's
+coalescer offscreen), waits a random time, then clicks Stop the way the UI does (``task.cancel()``; the
+coalescer flushes what had arrived and freezes the reply). Measured per stop:
+
+- ``stop_latency_ms``: click → the worker thread has returned (``StreamMetrics.t_worker_done``, stamped by the
+  worker itself). Budget: ≤ one token interval + 50 ms (DESIGN §5);
+- ``chunks_after_stop``: chunks that reached the message after the click (its chunk count and text must not
+  change) plus chunks painted after the click; must be 0;
+- ``threads_leaked``: live threads after all rounds − before; must be 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import random
+from typing import Any
+
+from app.bench._util import PaintStage, emit, percentile, qt_loop, thread_count
+from app.core.conversation import Conversation, Message, MessageStatus, Role
+from app.core.generation import generate
+from app.core.metrics import now
+from app.core.scheduler import FairScheduler
+from app.core.stream import live_streams
+from app.core.types import GenerationParams
+from app.engine.scripted import DEFAULT_REPLY, ScriptedEngine
+
+
+async def one_stop(engine: Any, sched: FairScheduler, stage: PaintStage, delay_s: float,
+                   ) -> dict[str, Any]:
+    c = Conversation()
+    c.add(Message(Role.USER, "Tell me everything."))
+    reply = c.add(Message(Role.ASSISTANT, status=MessageStatus.WAITING))
+    stage.attach(reply)
+    params = GenerationParams(max_tokens=4096 if not isinstance(engine, ScriptedEngine) else 10**6)
+    task = asyncio.ensure_future(generate(engine, sched, c, reply, params))
+    # wait for decode to start (the first chunk), then the random moment
+    while reply.chunks == 0 and not task.done():
+        await asyncio.sleep(0.001)
+    await asyncio.sleep(delay_s)
+    stage.flush(reply)                    # what had arrived before the click is painted ...
+    painted_at_click = len(reply.stream_metrics.painted)
+    chunks_at_click, text_at_click = reply.chunks, reply.text
+    t_click = now()
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        pass
+    t_idle = now()
+    stream = reply.stream
+    await stream.wait_closed()
+    await asyncio.sleep(0.03)             # two more ticks: anything painted now would be a bug
+    stage.flush(reply)
+    stage.detach(reply)
+    m = reply.stream_metrics
+    after = (reply.chunks - chunks_at_click) + (len(m.painted) - painted_at_click)
+    if reply.text != text_at_click:
+        after += 1
+    assert m.t_worker_done is not None
+    return {"latency_ms": (m.t_worker_done - t_click) * 1e3, "idle_ms": (t_idle - t_click) * 1e3,
+            "after": after, "status": reply.status.value, "tok_s": m.summary().decode_tokens_per_s}
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="python -m app.bench stop")
+    ap.add_argument("--stops", type=int, default=50)
+    ap.add_argument("--rate", type=float, default=50.0, help="decode rate, tokens/s (a CPU-sized model)")
+    ap.add_argument("--max-delay-ms", type=float, default=300.0)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--model", action="store_true",
+                    help="stop the real bundled model instead (stop latency then includes the token in decode)")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
+    rng = random.Random(args.seed)
+    with qt_loop() as loop:
+        stage = PaintStage()
+        engine: Any
+        if args.model:
+            from app.engine.llama import LlamaEngine
+            from app.engine.models import bundled_model_path
+            engine = LlamaEngine(bundled_model_path())
+        else:
+            engine = ScriptedEngine(DEFAULT_REPLY, tokens_per_s=args.rate, repeat=10**6)
+        engine.load()
+        sched = FairScheduler(engine.max_concurrency)
+        threads_before = thread_count()
+        results = []
+        for _ in range(args.stops):
+            delay = rng.uniform(0, args.max_delay_ms / 1000.0)
+            results.append(loop.run_until_complete(one_stop(engine, sched, stage, delay)))
+        loop.run_until_complete(asyncio.sleep(0.05))
+        threads_leaked = thread_count() - threads_before
+        engine.unload()
+    lat = [r["latency_ms"] for r in results]
+    idle = [r["idle_ms"] for r in results]
+    rates = [r["tok_s"] for r in results if r["tok_s"]]
+    token_ms = 1000.0 / (percentile(rates, 50) or args.rate)
+    out = {"bench": "stop", "engine": engine.name, "paint_stage": stage.kind, "stops": len(results),
+           "stop_latency_ms_p50": percentile(lat, 50), "stop_latency_ms_p95": percentile(lat, 95),
+           "stop_latency_ms_max": max(lat), "ui_idle_ms_p95": percentile(idle, 95),
+           "token_interval_ms": token_ms,
+           "chunks_after_stop": sum(r["after"] for r in results),
+           "threads_leaked": threads_leaked, "live_streams": len(live_streams()),
+           "all_stopped": all(r["status"] == "stopped" for r in results)}
+    out["budget_ok"] = bool(out["stop_latency_ms_p95"] is not None
+                            and out["stop_latency_ms_p95"] <= token_ms + 50.0
+                            and out["chunks_after_stop"] == 0 and threads_leaked == 0)
+    emit(out)
+    return 0
