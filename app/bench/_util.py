@@ -43,6 +43,18 @@ def rss_mb() -> float:
         return r / 2**20 if sys.platform == "darwin" else r / 1024
 
 
+async def wait_until(pred: Callable[[], bool], timeout_s: float = 10.0, poll_s: float = 0.002) -> bool:
+    """Poll ``pred`` on the loop every ``poll_s`` seconds until it is true (True) or ``timeout_s`` passed."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while True:
+        if pred():
+            return True
+        if loop.time() > deadline:
+            return False
+        await asyncio.sleep(poll_s)
+
+
 def thread_count() -> int:
     gc.collect()
     return threading.active_count()

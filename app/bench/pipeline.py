@@ -23,7 +23,7 @@ import logging
 import threading
 from typing import Any
 
-from app.bench._util import PaintStage, emit, median, percentile, qt_loop
+from app.bench._util import PaintStage, emit, median, percentile, qt_loop, wait_until
 from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.core.generation import StreamSettings, generate
 from app.core.metrics import now
@@ -63,9 +63,7 @@ async def ours_run(engine: Any, stage: PaintStage, params: GenerationParams,
     t_call = now()
     await generate(engine, FairScheduler(), c, reply, params, settings=settings)
     m = reply.stream_metrics
-    deadline = now() + 5.0
-    while len(m.painted) < len(m.dequeued) and now() < deadline:
-        await asyncio.sleep(0.002)
+    await wait_until(lambda: len(m.painted) >= len(m.dequeued), 5.0)
     stage.detach(reply)
     assert reply.status is MessageStatus.DONE, (reply.status, reply.error)
     return {"tokens": m.tokens, "span": m.painted[-1] - m.produced[0], "ttft": m.painted[0] - t_call,

@@ -17,7 +17,7 @@ import gc
 import logging
 from typing import Any
 
-from app.bench._util import PaintStage, emit, qt_loop, rss_mb, thread_count
+from app.bench._util import PaintStage, emit, qt_loop, rss_mb, thread_count, wait_until
 from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.core.generation import StreamSettings, generate
 from app.core.scheduler import FairScheduler
@@ -35,8 +35,7 @@ async def replies(engine: ScriptedEngine, sched: FairScheduler, stage: PaintStag
         stage.attach(reply)
         await generate(engine, sched, conv, reply, params, settings=StreamSettings(paint_grace_s=0.2))
         m = reply.stream_metrics
-        while len(m.painted) < len(m.dequeued):
-            await asyncio.sleep(0.002)
+        await wait_until(lambda m=m: len(m.painted) >= len(m.dequeued), 10.0)
         await reply.stream.wait_closed()
         stage.detach(reply)
         assert reply.status is MessageStatus.DONE, (reply.status, reply.error)

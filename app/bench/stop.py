@@ -21,7 +21,7 @@ import logging
 import random
 from typing import Any
 
-from app.bench._util import PaintStage, emit, percentile, qt_loop, thread_count
+from app.bench._util import PaintStage, emit, percentile, qt_loop, thread_count, wait_until
 from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.core.generation import generate
 from app.core.metrics import now
@@ -40,8 +40,7 @@ async def one_stop(engine: Any, sched: FairScheduler, stage: PaintStage, delay_s
     params = GenerationParams(max_tokens=4096 if not isinstance(engine, ScriptedEngine) else 10**6)
     task = asyncio.ensure_future(generate(engine, sched, c, reply, params))
     # wait for decode to start (the first chunk), then the random moment
-    while reply.chunks == 0 and not task.done():
-        await asyncio.sleep(0.001)
+    await wait_until(lambda: reply.chunks > 0 or task.done(), 60.0, 0.001)
     await asyncio.sleep(delay_s)
     stage.flush(reply)                    # what had arrived before the click is painted ...
     painted_at_click = len(reply.stream_metrics.painted)
