@@ -109,6 +109,9 @@ def _build_parser() -> MarkdownIt:
 
 _esc = html.escape
 
+#: Font families for code and math (Qt picks the first installed one).
+MONO = "'JetBrains Mono','DejaVu Sans Mono','Noto Sans Mono','Consolas','Menlo',monospace"
+
 
 def _theme(env: dict[str, Any]) -> CodeTheme:
     return env["brook_theme"]
@@ -126,10 +129,10 @@ def code_block_html(inner: str, lang: str, copy_href: str, theme: CodeTheme) -> 
         f'<table width="100%" cellspacing="0" cellpadding="6" border="0" bgcolor="{theme.background}" '
         f'style="margin-top:6px;margin-bottom:8px;border-color:{theme.border}">'
         f'<tr><td bgcolor="{theme.header_background}" style="color:{theme.header_color}">'
-        f'<span style="font-family:monospace;font-size:small">{label}</span></td>'
+        f'<span style="font-family:{MONO};font-size:small">{label}</span></td>'
         f'<td bgcolor="{theme.header_background}" align="right" style="font-size:small">'
         f'<a href="{copy_href}" style="color:{theme.link}">Copy</a></td></tr>'
-        f'<tr><td colspan="2"><pre style="font-family:monospace;white-space:pre-wrap;margin:0;'
+        f'<tr><td colspan="2"><pre style="font-family:{MONO};white-space:pre-wrap;margin:0;'
         f'color:{theme.plain_color}">{inner}</pre></td></tr></table>\n'
     )
 
@@ -211,7 +214,7 @@ def _render_html_block(self: Any, tokens: list[Token], idx: int, options: Any, e
 def _render_math_inline(self: Any, tokens: list[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
     t = _theme(env)
     return (
-        f'<span style="font-family:monospace;background-color:{t.math_background};color:{t.math_color}">'
+        f'<span style="font-family:{MONO};background-color:{t.math_background};color:{t.math_color}">'
         f"{_esc(tokens[idx].content)}</span>"
     )
 
@@ -222,7 +225,7 @@ def _render_math_block(self: Any, tokens: list[Token], idx: int, options: Any, e
     return (
         f'<table width="100%" cellspacing="0" cellpadding="8" border="0" bgcolor="{t.math_background}" '
         f'style="margin-top:6px;margin-bottom:8px"><tr><td align="center">'
-        f'<pre style="font-family:monospace;white-space:pre-wrap;margin:0;color:{t.math_color}">'
+        f'<pre style="font-family:{MONO};white-space:pre-wrap;margin:0;color:{t.math_color}">'
         f"{_esc(content)}</pre></td></tr></table>\n"
     )
 
@@ -230,15 +233,15 @@ def _render_math_block(self: Any, tokens: list[Token], idx: int, options: Any, e
 def _render_table_open(self: Any, tokens: list[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
     t = _theme(env)
     return (
-        f'<table border="1" cellspacing="0" cellpadding="5" '
-        f'style="border-collapse:collapse;border-color:{t.border};margin-top:6px;margin-bottom:8px">\n'
+        f'<table border="1" cellspacing="0" cellpadding="5" bordercolor="{t.border}" '
+        f'style="border-collapse:collapse;border-color:{t.border};border-style:solid;margin-top:6px;margin-bottom:8px">\n'
     )
 
 
 def _render_code_inline(self: Any, tokens: list[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
     t = _theme(env)
     return (
-        f'<code style="font-family:monospace;background-color:{t.background}">'
+        f'<code style="font-family:{MONO};background-color:{t.background}">'
         f"{_esc(tokens[idx].content)}</code>"
     )
 
@@ -448,11 +451,13 @@ class IncrementalMarkdown:
         self._dirty = False
         self._rendered_chars = -1  # tail size at the last full tail parse
         self._tail_html = ""
+        self._tail_parts: list[str] = []
         self._tail_codes: list[str] = []
         self._fence: _OpenFence | None = None
         self._finished = False
         self._render_t = 0.0
         self._render_cost = 0.0
+        self._version = 0
 
     # -- input ---------------------------------------------------------------------------------------------
 
@@ -561,6 +566,21 @@ class IncrementalMarkdown:
         return self._tail_html
 
     @property
+    def tail_blocks(self) -> list[str]:
+        """The open tail split into its top-level blocks: ``"".join(tail_blocks) == tail_html``."""
+        self._sync()
+        return self._tail_parts
+
+    @property
+    def version(self) -> int:
+        """A counter that grows whenever ``stable_blocks``, ``tail_html`` or the thinking section may have changed."""
+        self._sync()
+        v = self._version
+        if self.thinking is not None:
+            v += self.thinking.version
+        return v
+
+    @property
     def html(self) -> str:
         """Thinking section (if any) + answer HTML; equals :func:`render_markdown` of :attr:`text` once finished."""
         self._sync()
@@ -617,7 +637,8 @@ class IncrementalMarkdown:
         self._lines, self._partial, self._tail_chars, self._fence = [], [], 0, None
         if src:
             self._stabilize(src)
-        self._tail_html, self._tail_codes = "", []
+        self._tail_html, self._tail_codes, self._tail_parts = "", [], []
+        self._version += 1
         first_changed = self._fix_late_references()
         return min(first_changed, before)
 
@@ -663,6 +684,7 @@ class IncrementalMarkdown:
             return
         self._dirty = False
         if self._fence is not None:
+            self._version += 1
             if self._sync_fence():
                 return
         else:
@@ -676,6 +698,7 @@ class IncrementalMarkdown:
                 self._dirty = True  # rendered later: once enough arrived, a little later, or at finish
                 return
         t0 = time.perf_counter()
+        self._version += 1
         self._render_tail()
         self._render_t = time.perf_counter()
         self._render_cost = self._render_t - t0
@@ -700,6 +723,7 @@ class IncrementalMarkdown:
                     tok.map = [tok.map[0] - k, tok.map[1] - k]
         groups = _group_blocks(tokens)
         htmls, codes = self._renderer.render(groups, len(self._stable_codes))
+        self._tail_parts = htmls
         self._tail_html = "".join(htmls)
         self._tail_codes = codes
         self._rendered_chars = self._tail_chars
@@ -792,6 +816,7 @@ class IncrementalMarkdown:
         inner = fence.hl.html(partial)
         href = f"brook-copy:{self._copy_prefix}{len(self._stable_codes)}"
         self._tail_html = code_block_html(inner, fence.lang, href, self._renderer.theme)
+        self._tail_parts = [self._tail_html]
         self._tail_codes = []
         self._rendered_chars = self._tail_chars
         return True

@@ -94,6 +94,7 @@ class MarkdownView(QTextBrowser):
         self._expanded = True  # thinking section shown while the model reasons
         self._user_toggled = False
         self._reset_state()
+        self._version = self.renderer.version
 
     # -- public API ----------------------------------------------------------------------------------------
 
@@ -118,6 +119,8 @@ class MarkdownView(QTextBrowser):
                 self._expanded = False  # fold the reasoning once the answer starts
             self._rebuild()
             return True
+        if thinking_active and not self._expanded:
+            return False  # reasoning folded: nothing to show until the answer starts
         active = md.thinking if thinking_active else md
         assert active is not None
         self._patch(active.stable_blocks, active.tail_blocks, dim=thinking_active)
@@ -161,10 +164,10 @@ class MarkdownView(QTextBrowser):
 
     # -- size ----------------------------------------------------------------------------------------------
 
-    def hasHeightForWidth(self) -> bool:  # noqa: N802 (Qt API)
+    def hasHeightForWidth(self) -> bool:
         return True
 
-    def heightForWidth(self, width: int) -> int:  # noqa: N802 (Qt API)
+    def heightForWidth(self, width: int) -> int:
         doc = self.document()
         margins = self.contentsMargins()
         text_width = max(1, width - margins.left() - margins.right())
@@ -172,11 +175,11 @@ class MarkdownView(QTextBrowser):
             doc.setTextWidth(text_width)
         return math.ceil(doc.size().height()) + margins.top() + margins.bottom()
 
-    def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+    def sizeHint(self) -> QSize:
         width = self.width() if self.width() > 0 else 400
         return QSize(width, self.heightForWidth(width))
 
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+    def minimumSizeHint(self) -> QSize:
         return QSize(50, 20)
 
     def _on_size_changed(self, *_: object) -> None:
@@ -219,11 +222,14 @@ class MarkdownView(QTextBrowser):
         if cursor.position() == 0 and self.document().characterCount() <= 1:
             cursor.insertHtml(html)
             return
+        after_table = prev.rstrip().endswith("</table>") and cursor.block().length() == 1
         if _DIRECT.match(html):
+            if after_table:
+                cursor.setBlockFormat(QTextBlockFormat())
             cursor.insertHtml(html)  # lists and tables start a new block by themselves
             return
         block_fmt, char_fmt = self._block_formats(html)
-        if prev.rstrip().endswith("</table>") and cursor.block().length() == 1:
+        if after_table:
             cursor.setBlockFormat(block_fmt)  # reuse the empty block Qt keeps after a table
         else:
             cursor.insertBlock(block_fmt, char_fmt)
@@ -232,6 +238,23 @@ class MarkdownView(QTextBrowser):
 
     def _patch(self, stable: list[str], tail: list[str], dim: bool) -> None:
         doc = self.document()
+        sel = self.textCursor()
+        saved = (sel.anchor(), sel.position(), sel.selectedText()) if sel.hasSelection() else None
+        self._patch_document(stable, tail, dim)
+        if saved is not None and not self.textCursor().hasSelection():
+            # The selection touched the replaced tail; restore it when the same text is still there.
+            anchor, pos, text = saved
+            if max(anchor, pos) < doc.characterCount():
+                cur = QTextCursor(doc)
+                cur.setPosition(anchor)
+                cur.setPosition(pos, QTextCursor.MoveMode.KeepAnchor)
+                if cur.selectedText() == text:
+                    self.setTextCursor(cur)
+
+    def _patch_document(self, stable: list[str], tail: list[str], dim: bool) -> None:
+        doc = self.document()
+        if self._stable_end == 0:
+            doc.clear()  # nothing stable yet: start from a pristine first block
         cursor = QTextCursor(doc)
         cursor.beginEditBlock()
         try:
@@ -312,5 +335,5 @@ class MarkdownView(QTextBrowser):
             self.toggle_thinking()
         # anything else: ignored (inert)
 
-    def setSource(self, url: QUrl, *args: object) -> None:  # noqa: N802 (Qt API)
+    def setSource(self, url: QUrl, *args: object) -> None:
         """Never navigate inside the view (links go through :meth:`_on_anchor`)."""

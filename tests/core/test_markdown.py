@@ -1,0 +1,258 @@
+"""IncrementalMarkdown API, streaming behaviour, safety policy and Qt-friendly HTML (issue 4)."""
+
+from __future__ import annotations
+
+import ast
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from app.core.markdown import IncrementalMarkdown, is_safe_url, render_markdown, split_thinking
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def stream(text: str, size: int = 1, theme: str = "light") -> tuple[IncrementalMarkdown, list[tuple[int, str]]]:
+    """Feed ``text`` in ``size``-char chunks; return the renderer and (len(stable_blocks), tail_html) per feed."""
+    md = IncrementalMarkdown(theme=theme)
+    seen = []
+    for i in range(0, len(text), size):
+        md.feed(text[i : i + size])
+        seen.append((len(md.stable_blocks), md.tail_html))
+    return md, seen
+
+
+def test_core_has_no_qt_import() -> None:
+    for path in (ROOT / "app" / "core").glob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            assert not any(n.split(".")[0] in ("PySide6", "qasync", "PyQt6", "PyQt5") for n in names), path
+
+
+def test_api_shapes() -> None:
+    md = IncrementalMarkdown(theme="dark")
+    md.feed("")
+    md.feed("# Title\n\nsome *text*")
+    assert isinstance(md.stable_blocks, list)
+    assert md.html == "".join(md.stable_blocks) + md.tail_html
+    assert md.text == "# Title\n\nsome *text*"
+    n = md.finish()
+    assert n == 1 and md.tail_html == ""
+    assert md.html == render_markdown(md.text, theme="dark")
+    assert md.finish() == len(md.stable_blocks)  # idempotent
+    with pytest.raises(RuntimeError):
+        md.feed("more")
+
+
+def test_unknown_theme_raises() -> None:
+    with pytest.raises(ValueError):
+        IncrementalMarkdown(theme="sepia")
+    with pytest.raises(ValueError):
+        render_markdown("x", theme="sepia")
+
+
+def test_stable_blocks_are_append_only() -> None:
+    text = (ROOT.parent / "shared" / "corpus" / "answers" / "04_nested_lists.md")
+    src = text.read_text(encoding="utf-8") if text.is_file() else "# a\n\n- b\n- c\n\npara\n\n---\n\nend\n"
+    md = IncrementalMarkdown()
+    snapshot: list[str] = []
+    for ch in src:
+        md.feed(ch)
+        blocks = md.stable_blocks
+        assert blocks[: len(snapshot)] == snapshot
+        snapshot = list(blocks)
+    assert md.finish() == len(snapshot)
+
+
+def test_blocks_move_to_the_stable_prefix() -> None:
+    md, seen = stream("# Head\n\nFirst paragraph.\n\nSecond one.\n")
+    assert seen[-1][0] == 2  # heading and first paragraph are stable, the last paragraph is the tail
+    assert "Second one." in md.tail_html
+    assert "Second one." not in "".join(md.stable_blocks)
+
+
+def test_loose_list_stays_in_tail_until_next_block() -> None:
+    md, _ = stream("- a\n- b\n\n- c\n")
+    assert md.stable_blocks == []
+    md.feed("\nafter\n")
+    assert len(md.stable_blocks) == 1 and "<p>a</p>" in md.stable_blocks[0]  # loose list: items in <p>
+    md.finish()
+    assert md.html == render_markdown(md.text)
+
+
+def test_setext_heading_and_table_reinterpret_the_open_block() -> None:
+    md, _ = stream("Title\n")
+    assert "<p>Title</p>" in md.tail_html
+    md.feed("=====\n")
+    assert md.html == "<h1>Title</h1>\n" and md.tail_html == ""  # a finished heading is stable at once
+    md2, _ = stream("| a | b |\n")
+    assert "<table" not in md2.tail_html
+    md2.feed("|---|---|\n| 1 | 2 |\n")
+    assert "<table" in md2.tail_html
+
+
+def test_open_fence_is_code_from_its_first_line() -> None:
+    text = "Intro\n\n```python\ndef f():\n    return 1\n"
+    md = IncrementalMarkdown()
+    for i, ch in enumerate(text):
+        md.feed(ch)
+        if i >= text.index("```python\n") + len("```python\n"):
+            assert "<pre" in md.tail_html and "<p>```" not in md.tail_html
+
+
+def test_partial_closing_fence_is_held_back() -> None:
+    text = "The checksum is:\n\n```text\nabc123\n```"
+    md = IncrementalMarkdown()
+    for ch in text:
+        md.feed(ch)
+        shown = md.html
+        assert "`</pre>" not in shown and "\n`" not in re.sub(r"<[^>]+>", "", shown).split("abc123")[-1]
+    md.finish()
+    assert md.html == render_markdown(text)
+    assert md.code_blocks == ["abc123\n"]
+
+
+def test_unterminated_fence_stays_code_after_finish() -> None:
+    md, _ = stream("Server:\n\n```python\nimport asyncio\n\nasync def main():\n    pass\n")
+    md.finish()
+    assert "<pre" in md.html and "asyncio" in md.code_blocks[0]
+    assert md.html == render_markdown(md.text)
+
+
+def test_code_blocks_and_copy_links() -> None:
+    text = "```py\nprint(1)\n```\n\ntext\n\n    indented\n\n~~~\nraw <b>\n~~~\n"
+    md, _ = stream(text, 3)
+    md.finish()
+    assert md.code_blocks == ["print(1)\n", "indented\n", "raw <b>\n"]
+    assert re.findall(r'href="(brook-copy:\d+)"', md.html) == ["brook-copy:0", "brook-copy:1", "brook-copy:2"]
+    assert "raw &lt;b&gt;" in md.html
+
+
+def test_late_reference_definition_rerenders_at_finish() -> None:
+    md = IncrementalMarkdown()
+    md.feed("See [the spec][s].\n\nMore text.\n\nAnd more.\n\n")
+    assert md.stable_blocks and "<a " not in md.stable_blocks[0]
+    before = len(md.stable_blocks)
+    md.feed("[s]: https://spec.commonmark.org/\n")
+    first = md.finish()
+    assert first == 0 < before
+    assert '<a href="https://spec.commonmark.org/"' in md.stable_blocks[0]
+    assert md.html == render_markdown(md.text)
+
+
+def test_earlier_reference_definition_resolves_later_blocks() -> None:
+    md, _ = stream("[s]: https://example.org\n\nA\n\nsee [s]\n\nB\n")
+    assert any('href="https://example.org"' in b for b in md.stable_blocks)
+    assert md.finish() == len(md.stable_blocks) - 1
+
+
+def test_link_policy() -> None:
+    out = render_markdown(
+        "[ok](https://a.example/x) [m](mailto:a@b.c) [js](javascript:alert(1)) [f](file:///etc/passwd) "
+        "[rel](/relative) [copy](brook-copy:0) <https://auto.example>"
+    )
+    hrefs = re.findall(r'<a href="([^"]+)"', out)
+    assert hrefs == ["https://a.example/x", "mailto:a@b.c", "https://auto.example"]
+    assert "javascript:alert(1)" in out and "file:///etc/passwd" in out  # shown as inert text
+    assert "(/relative)" in out and "(brook-copy:0)" in out
+
+
+def test_images_never_load() -> None:
+    out = render_markdown("![remote](http://127.0.0.1:9/t.png) ![data](data:image/png;base64,AAAA)")
+    assert "<img" not in out
+    assert '<a href="http://127.0.0.1:9/t.png"' in out
+    assert "remote" in out and "data:image/png;base64,AAAA" in out
+    assert 'href="data:' not in out
+
+
+def test_raw_html_is_inert(corpus_dir: Path) -> None:
+    out = render_markdown((corpus_dir / "answers" / "07_inert_html.md").read_text(encoding="utf-8"))
+    for bad in ("<img", "<script", "<table><tr>", 'href="javascript:', 'href="file:', "onerror=alert(1)>"):
+        assert bad not in out
+    assert "&lt;script&gt;" in out and "&lt;img src=x onerror=alert(1)&gt;" in out
+    assert "&lt;table&gt;&lt;tr&gt;&lt;td&gt;an unclosed table" in out
+
+
+def test_math() -> None:
+    out = render_markdown("Vector $z \\in \\mathbb{R}^K$ and $a_1*b*c_2$.\n\n$$\nx_*^2 *y*\n$$\n")
+    assert "z \\in \\mathbb{R}^K" in out
+    assert "<em>" not in out  # math is not mangled by emphasis
+    assert out.count("monospace") >= 2
+    prices = render_markdown("Prices like $5 and $10 are not math.")
+    assert prices == "<p>Prices like $5 and $10 are not math.</p>\n"
+
+
+def test_tasks_strikethrough_tables() -> None:
+    out = render_markdown("- [x] done\n- [ ] todo\n\n~~gone~~\n\n| a | b |\n|--:|---|\n| 1 | 2 |\n")
+    assert "☑" in out and "☐" in out and "<input" not in out
+    assert "<s>gone</s>" in out
+    assert '<table border="1"' in out and "text-align:right" in out
+
+
+def test_code_highlight_is_inline_styled_and_themed() -> None:
+    light = render_markdown("```python\ndef f():\n    return 1\n```\n", theme="light")
+    dark = render_markdown("```python\ndef f():\n    return 1\n```\n", theme="dark")
+    assert 'style="color' in light and "class=" not in light
+    assert light != dark
+    assert ">python<" in light and ">Copy</a>" in light
+
+
+def test_thinking_is_routed_to_a_nested_renderer() -> None:
+    text = "  <think>\nplan *carefully*\n</think>\n\nThe **answer**.\n"
+    for size in (1, 2, 3, 5, 8):
+        md, _ = stream(text, size)
+        assert md.thinking is not None and md.thinking_done
+        assert "answer" in md.tail_html and "plan" not in md.tail_html
+        md.finish()
+        assert "<em>carefully</em>" in md.thinking.html
+        assert md.html.startswith('<div class="brook-thinking"')
+        assert md.html == render_markdown(text)
+
+
+def test_unfinished_thinking_and_no_thinking() -> None:
+    md, _ = stream("<think>still going")
+    assert md.thinking is not None and not md.thinking_done and md.stable_blocks == [] and md.tail_html == ""
+    md.finish()
+    assert md.html == render_markdown("<think>still going") and "still going" in md.html
+    md2, _ = stream("Hello <think>not reasoning</think>")
+    assert md2.thinking is None
+    assert split_thinking("<thin") == (None, "<thin", False)
+
+
+def test_is_safe_url() -> None:
+    assert is_safe_url("HTTPS://x") and is_safe_url("mailto:a@b") and not is_safe_url(" javascript:x")
+
+
+def test_long_table_streams_with_bounded_ticks(corpus_dir: Path) -> None:
+    text = (corpus_dir / "answers" / "03_long_table.md").read_text(encoding="utf-8")
+    md = IncrementalMarkdown()
+    worst = 0.0
+    for ch in text:
+        t0 = time.perf_counter()
+        md.feed(ch)
+        _ = md.tail_html
+        worst = max(worst, time.perf_counter() - t0)
+    md.finish()
+    assert md.html == render_markdown(text)
+    assert worst < 0.1, f"slowest feed took {worst * 1000:.1f} ms"
+
+
+def test_200kb_line_in_a_fence_streams_with_bounded_ticks() -> None:
+    text = "Here:\n\n```python\nx = '" + "ab" * 100_000 + "'\n```\n\nafter\n"
+    md = IncrementalMarkdown()
+    worst = 0.0
+    for i in range(0, len(text), 64):
+        t0 = time.perf_counter()
+        md.feed(text[i : i + 64])
+        _ = md.tail_html
+        worst = max(worst, time.perf_counter() - t0)
+    md.finish()
+    assert md.html == render_markdown(text)
+    assert worst < 0.1, f"slowest feed took {worst * 1000:.1f} ms"

@@ -1,0 +1,127 @@
+"""MarkdownView: incremental patching equals a one-shot render; selection, copy, link policy, thinking fold."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import QDesktopServices, QGuiApplication, QTextCursor
+
+from app.ui.markdown_view import MarkdownView
+
+
+def _stream(view: MarkdownView, text: str, seed: int = 0) -> None:
+    rng = random.Random(seed)
+    i = 0
+    while i < len(text):
+        n = rng.randint(1, 40)
+        view.append_text(text[i : i + n])
+        i += n
+        if rng.random() < 0.6:
+            view.refresh()
+    view.finish()
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_streaming_equals_one_shot(qtbot, corpus_dir: Path, theme: str) -> None:
+    for path in sorted((corpus_dir / "answers").glob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        a = MarkdownView(theme=theme)
+        b = MarkdownView(theme=theme)
+        qtbot.addWidget(a)
+        qtbot.addWidget(b)
+        a.set_text(text)
+        _stream(b, text, seed=len(text))
+        assert b.document().toPlainText() == a.document().toPlainText(), path.name
+
+
+def test_refresh_reports_changes(qtbot) -> None:
+    v = MarkdownView(theme="light")
+    qtbot.addWidget(v)
+    assert v.refresh() is False
+    v.append_text("Hello")
+    assert v.refresh() is True
+    assert v.refresh() is False
+    assert "Hello" in v.toPlainText()
+
+
+def test_selection_kept_across_refresh(qtbot) -> None:
+    v = MarkdownView(theme="light")
+    qtbot.addWidget(v)
+    v.append_text("# Title\n\nFirst paragraph here.\n\nSecond")
+    v.refresh()
+    cur = v.textCursor()
+    start = v.toPlainText().index("First")
+    cur.setPosition(start)
+    cur.setPosition(start + len("First paragraph"), QTextCursor.MoveMode.KeepAnchor)
+    v.setTextCursor(cur)
+    for chunk in [" paragraph", " grows.\n\n", "Third *one*", "\n\n- a\n- b\n"]:
+        v.append_text(chunk)
+        v.refresh()
+        assert v.textCursor().selectedText() == "First paragraph"
+
+
+def test_copy_puts_raw_code_on_clipboard(qtbot) -> None:
+    v = MarkdownView(theme="dark")
+    qtbot.addWidget(v)
+    code = 'def f(x):\n    return "<b>" * x\n'
+    v.set_text(f"Intro\n\n```python\n{code}```\n\n```\nsecond\n```\n")
+    assert 'href="brook-copy:0"' in v.renderer.html
+    v.anchorClicked.emit(QUrl("brook-copy:0"))
+    assert QGuiApplication.clipboard().text() == code
+    v.anchorClicked.emit(QUrl("brook-copy:1"))
+    assert QGuiApplication.clipboard().text() == "second\n"
+
+
+def test_copy_while_fence_is_open(qtbot) -> None:
+    v = MarkdownView(theme="light")
+    qtbot.addWidget(v)
+    v.append_text("```sh\necho hi\nls")
+    v.refresh()
+    v.anchorClicked.emit(QUrl("brook-copy:0"))
+    assert QGuiApplication.clipboard().text() == "echo hi\n"
+
+
+def test_link_policy_on_click(qtbot, monkeypatch: pytest.MonkeyPatch) -> None:
+    opened: list[str] = []
+    monkeypatch.setattr(QDesktopServices, "openUrl", staticmethod(lambda url: opened.append(url.toString())))
+    v = MarkdownView(theme="light")
+    qtbot.addWidget(v)
+    v.set_text("[js](javascript:alert(1)) [ok](https://example.org)")
+    before = v.toPlainText()
+    for url in ("javascript:alert(1)", "file:///etc/passwd", "data:text/html,x", "ftp://x"):
+        v.anchorClicked.emit(QUrl(url))
+    assert opened == []
+    v.anchorClicked.emit(QUrl("https://example.org"))
+    assert opened == ["https://example.org"]
+    assert v.toPlainText() == before  # nothing navigated inside the view
+
+
+def test_thinking_folds_when_answer_starts(qtbot) -> None:
+    v = MarkdownView(theme="light")
+    qtbot.addWidget(v)
+    v.append_text("<think>\nweighing options")
+    v.refresh()
+    assert "Thinking…" in v.toPlainText() and "weighing options" in v.toPlainText()
+    v.append_text("\n</think>\n\nThe answer.")
+    v.refresh()
+    text = v.toPlainText()
+    assert "▸ Thinking" in text and "weighing" not in text and "The answer." in text
+    v.anchorClicked.emit(QUrl("brook-think:toggle"))
+    assert "weighing options" in v.toPlainText() and "The answer." in v.toPlainText()
+    v.finish()
+    assert "The answer." in v.toPlainText()
+
+
+def test_height_follows_document(qtbot) -> None:
+    v = MarkdownView(theme="light")
+    qtbot.addWidget(v)
+    v.resize(400, 100)
+    heights: list[int] = []
+    v.heightChanged.connect(heights.append)
+    v.set_text("line\n\n" * 30)
+    h = v.heightForWidth(400)
+    assert h > 200 and heights
+    assert v.sizeHint().height() >= h - 1
