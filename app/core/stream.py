@@ -103,6 +103,9 @@ class ChunkQueue:
         if waiter is not None:
             self.wakeups += 1
             try:
+                # qasync's call_soon_threadsafe does not check for a closed loop (it emits a Qt signal)
+                if self._loop.is_closed():
+                    raise RuntimeError("loop closed")
                 self._loop.call_soon_threadsafe(_wake, waiter)
             except RuntimeError:  # loop closed: nobody is listening any more
                 self.close()
@@ -166,7 +169,7 @@ class ChunkQueue:
             self._buf.clear()
             self._not_full.notify_all()
             waiter, self._waiter = self._waiter, None
-        if waiter is not None:
+        if waiter is not None and not self._loop.is_closed():
             with contextlib.suppress(RuntimeError):
                 self._loop.call_soon_threadsafe(_wake, waiter)
 
@@ -349,9 +352,11 @@ class TokenStream:
         m.t_worker_done = now()
         with _live_lock:
             _live.discard(self)
+        if self._loop.is_closed():   # the app shut down first (qasync would still post to it)
+            return
         try:
             self._loop.call_soon_threadsafe(self._resolve_done)
-        except RuntimeError:  # loop already closed (interpreter shutdown)
+        except RuntimeError:  # loop closed meanwhile
             pass
 
     def _resolve_done(self) -> None:
