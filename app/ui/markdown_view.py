@@ -6,6 +6,10 @@ became stable are appended once at the stable cursor position, and only the rang
 The whole message is never re-set with ``setHtml`` while streaming, so finished blocks are not parsed or laid
 out again and the user's selection survives (it only collapses if it lies inside the replaced tail).
 
+Qt re-lays out a whole table whenever one of its cells changes (~20 ms for 80 rows × 6 columns, even to
+append one row), so when replacing the tail was expensive (> :data:`TAIL_COST_THROTTLE_S`), tail-only refreshes
+are spaced to at most one per :data:`TAIL_DUTY_FACTOR` × that cost; :meth:`MarkdownView.finish` always shows all.
+
 Each block's HTML is inserted with the same procedure whether it streams in or a finished message is loaded
 with :meth:`MarkdownView.set_text`, so both give the same document.
 
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 
 from PySide6.QtCore import QSize, Qt, QUrl, Signal
 from PySide6.QtGui import (
@@ -51,6 +56,10 @@ _OPENABLE = ("http", "https", "mailto")
 _DIRECT = re.compile(r"<(?:ul|ol|table)\b")
 _LEAD_TAGS = re.compile(r"(?:\s*<[^>]+>)+")
 _THINK_DIM = "#888888"
+#: A refresh that took longer than this (seconds; Qt re-lays out a whole table on any change) …
+TAIL_COST_THROTTLE_S = 0.008
+#: … is followed by tail-only refreshes at most once per this many times its cost (≤ 1/8 of the time).
+TAIL_DUTY_FACTOR = 8.0
 
 
 def palette_theme(palette: QPalette | None = None) -> str:
@@ -95,6 +104,8 @@ class MarkdownView(QTextBrowser):
         self._user_toggled = False
         self._reset_state()
         self._version = self.renderer.version
+        self._tail_t = 0.0
+        self._tail_cost = 0.0
 
     # -- public API ----------------------------------------------------------------------------------------
 
@@ -123,7 +134,18 @@ class MarkdownView(QTextBrowser):
             return False  # reasoning folded: nothing to show until the answer starts
         active = md.thinking if thinking_active else md
         assert active is not None
-        self._patch(active.stable_blocks, active.tail_blocks, dim=thinking_active)
+        stable = active.stable_blocks
+        if (
+            len(stable) == self._n_stable
+            and self._tail_cost > TAIL_COST_THROTTLE_S
+            and time.perf_counter() - self._tail_t < TAIL_DUTY_FACTOR * self._tail_cost
+        ):
+            self._version = -1  # an expensive tail (a long table) was replaced just now: show it a bit later
+            return False
+        t0 = time.perf_counter()
+        self._patch(stable, active.tail_blocks, dim=thinking_active)
+        self._tail_t = time.perf_counter()
+        self._tail_cost = self._tail_t - t0
         return True
 
     def finish(self) -> None:
@@ -170,9 +192,12 @@ class MarkdownView(QTextBrowser):
     def heightForWidth(self, width: int) -> int:
         doc = self.document()
         margins = self.contentsMargins()
-        text_width = max(1, width - margins.left() - margins.right())
-        if doc.textWidth() != text_width:
-            doc.setTextWidth(text_width)
+        if width != self.width() or doc.textWidth() <= 0:
+            # Asked about another width (a layout probing): lay out at that width. At the current width the
+            # document already has the viewport's width; re-setting it would re-lay out the whole message.
+            text_width = max(1, width - margins.left() - margins.right())
+            if doc.textWidth() != text_width:
+                doc.setTextWidth(text_width)
         return math.ceil(doc.size().height()) + margins.top() + margins.bottom()
 
     def sizeHint(self) -> QSize:
