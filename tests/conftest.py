@@ -28,21 +28,32 @@ def _isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BROOK_CONFIG_DIR", str(tmp_path / "config"))
 
 
-@pytest.fixture
-def qloop(qapp):
-    """A qasync event loop over pytest-qt's QApplication: Qt and asyncio in one loop, as in the app."""
+@pytest.fixture(scope="session")
+def _session_qloop(qapp):  # noqa: ANN001, ANN202 - pytest-qt's QApplication fixture
     import asyncio
 
     import qasync
 
     loop = qasync.QEventLoop(qapp)
     asyncio.set_event_loop(loop)
-    try:
-        yield loop
-    finally:
-        loop.run_until_complete(asyncio.sleep(0))
-        asyncio.set_event_loop(None)
-        loop.close()
+    yield loop
+    loop.run_until_complete(asyncio.sleep(0))
+    asyncio.set_event_loop(None)
+    loop.close()
+
+
+@pytest.fixture
+def qloop(_session_qloop):  # noqa: ANN001, ANN201
+    """The qasync event loop over pytest-qt's QApplication: Qt and asyncio in one loop, as in the app.
+
+    One loop for the whole session, like the app's one loop per process: creating and closing a qasync loop
+    per test leaves Qt objects of dead loops behind, which crashed later tests."""
+    import asyncio
+
+    asyncio.set_event_loop(_session_qloop)
+    yield _session_qloop
+    # let callbacks of this test run now, not inside the next one
+    _session_qloop.run_until_complete(asyncio.sleep(0.01))
 
 
 @pytest.fixture(scope="session")
