@@ -94,9 +94,11 @@ def main(argv: list[str] | None = None) -> int:
 
     from app.core.settings import AppSettings, data_dir
     from app.core.store import Store
+    from app.core.stream import tune_switch_interval
     from app.engine.base import EngineError
     from app.ui.main_window import MainWindow
 
+    tune_switch_interval()
     settings = AppSettings.load()
     try:
         engine = make_engine(args, settings)

@@ -28,6 +28,7 @@ from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.core.generation import StreamSettings, generate
 from app.core.metrics import now
 from app.core.scheduler import FairScheduler
+from app.core.stream import GIL_SWITCH_INTERVAL_S, tune_switch_interval
 from app.core.types import GenerationParams
 from app.engine.scripted import DEFAULT_REPLY, ScriptedEngine
 
@@ -126,12 +127,11 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--ttft-runs", type=int, default=40)
     ap.add_argument("--no-model", action="store_true", help="skip the real bundled model")
     ap.add_argument("--no-scripted", action="store_true", help="skip the scripted engine (model only)")
-    ap.add_argument("--switch-interval-ms", type=float, default=None,
-                    help="sys.setswitchinterval for the run (GIL hand-over; CPython's default is 5 ms)")
+    ap.add_argument("--switch-interval-ms", type=float, default=GIL_SWITCH_INTERVAL_S * 1000.0,
+                    help="sys.setswitchinterval for the run (GIL hand-over; the app's setting by default, "
+                         "CPython's default is 5 ms)")
     args = ap.parse_args(argv)
-    if args.switch_interval_ms is not None:
-        import sys
-        sys.setswitchinterval(args.switch_interval_ms / 1000.0)
+    tune_switch_interval(args.switch_interval_ms / 1000.0)
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
     result: dict[str, Any] = {"bench": "pipeline"}
     with qt_loop() as loop:

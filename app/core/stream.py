@@ -190,6 +190,20 @@ _live: set[TokenStream] = set()
 _live_lock = threading.Lock()
 
 
+#: GIL hand-over interval the app runs with (s). CPython's default is 5 ms: a decode thread that needs the GIL
+#: for its per-token Python work (sampling, detokenising) while the loop thread renders can wait that long per
+#: token. At 1 ms the pipeline's throughput on the real model went from 0.958 to 0.988 of the raw loop
+#: (median of rounds, ``python -m app.bench pipeline --switch-interval-ms``, this 2-core machine).
+GIL_SWITCH_INTERVAL_S = 0.001
+
+
+def tune_switch_interval(seconds: float = GIL_SWITCH_INTERVAL_S) -> None:
+    """Set ``sys.setswitchinterval`` for a process that streams (the app and its benchmarks)."""
+    import sys
+
+    sys.setswitchinterval(seconds)
+
+
 def live_streams() -> list[TokenStream]:
     """Streams whose worker thread has started and not yet returned (any loop)."""
     with _live_lock:

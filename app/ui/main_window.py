@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from dataclasses import replace
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -31,8 +30,9 @@ from PySide6.QtWidgets import (
 from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.core.errors import BrookError
 from app.core.generation import StreamSettings, generate
+from app.core.generation import shutdown as shutdown_generations
 from app.core.metrics import now
-from app.core.scheduler import FairScheduler
+from app.core.scheduler import scheduler_for
 from app.core.settings import AppSettings
 from app.core.store import Store
 from app.core.types import GenerationParams
@@ -60,7 +60,7 @@ class MainWindow(QMainWindow):
         self.engine = engine
         self.store = store
         self.settings = settings or AppSettings()
-        self.scheduler = FairScheduler(engine.max_concurrency)
+        self.scheduler = scheduler_for(engine)    # shared by every window and chat on this engine
         self.conversation = Conversation(system_prompt=self.settings.system_prompt or None)
         self.params: GenerationParams = self.settings.generation
         self.coalescer = Coalescer(self)
@@ -71,6 +71,7 @@ class MainWindow(QMainWindow):
         self._reply_conv: dict[int, Conversation] = {}         # the conversation each streaming reply is in
         self._all_streams: list[Message] = []                  # replies whose workers may still run
         self._saved_chunks: dict[int, int] = {}
+        self._all_tasks: list[asyncio.Task[Message]] = []        # includes stopped ones still unwinding
         self._widgets: dict[int, MessageWidget] = {}
         self._stop_times: dict[int, tuple[float, int]] = {}   # reply id → (stop time, painted chunks then)
         self.model_state = "loading"
@@ -215,7 +216,7 @@ class MainWindow(QMainWindow):
                 await reply.stream.wait_closed()
         await loop.run_in_executor(None, old.unload)
         self.engine = LlamaEngine(path, n_ctx=self.settings.n_ctx)
-        self.scheduler = FairScheduler(self.engine.max_concurrency)
+        self.scheduler = scheduler_for(self.engine)
         self.model_label.setText(self.engine.name)
         ok = await self.load_model()
         if ok:
@@ -402,6 +403,8 @@ class MainWindow(QMainWindow):
         self._reply_conv[reply.id] = self.conversation
         task = asyncio.ensure_future(self._run_reply(reply, params or self.params))
         self._tasks[reply.id] = task
+        self._all_tasks = [t for t in self._all_tasks if not t.done()]
+        self._all_tasks.append(task)
         self._set_idle(False)
         return reply
 
@@ -537,22 +540,12 @@ class MainWindow(QMainWindow):
 
     # shutdown ------------------------------------------------------------------------------------------
     async def shutdown(self, join_timeout_s: float = 1.5) -> None:
-        """Cancel replies, join their workers (bounded), free the model. Safe to call twice."""
+        """Closing: stop replies (saved as stopped), cancel their tasks, wait (without blocking the loop, at most
+        ``join_timeout_s``) for the workers, then free the model. Safe to call twice."""
         self._closing = True
-        tasks = list(self._tasks.values())
-        for t in tasks:
-            t.cancel()
-        for t in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await t
-        deadline = time.monotonic() + join_timeout_s
-        for reply in self._all_streams:
-            stream = reply.stream
-            if stream is not None:
-                stream.request_stop()
-                stream.join(max(0.0, deadline - time.monotonic()))
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, self.engine.unload)
+        self.stop()
+        tasks = [t for t in self._all_tasks if not t.done()]
+        await shutdown_generations(tasks, [self.engine], join_timeout_s=join_timeout_s)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self._closing = True
