@@ -29,7 +29,7 @@ def _isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(scope="session")
-def _session_qloop(qapp):  # noqa: ANN001, ANN202 - pytest-qt's QApplication fixture
+def _session_qloop(qapp):
     import asyncio
 
     import qasync
@@ -43,7 +43,7 @@ def _session_qloop(qapp):  # noqa: ANN001, ANN202 - pytest-qt's QApplication fix
 
 
 @pytest.fixture
-def qloop(_session_qloop):  # noqa: ANN001, ANN201
+def qloop(_session_qloop):
     """The qasync event loop over pytest-qt's QApplication: Qt and asyncio in one loop, as in the app.
 
     One loop for the whole session, like the app's one loop per process: creating and closing a qasync loop

@@ -761,7 +761,7 @@ class IncrementalMarkdown:
             return False
         last = self._lines[end - 1]
         m = re.match(r"^ {0,3}(`{3,}|~{3,})[ \t]*$", last)
-        return bool(m) and m.group(1)[0] == tok.markup[0] and len(m.group(1)) >= len(tok.markup)
+        return m is not None and m.group(1)[0] == tok.markup[0] and len(m.group(1)) >= len(tok.markup)
 
     @staticmethod
     def _next_level0(tokens: list[Token], i: int) -> int:
