@@ -86,7 +86,6 @@ class MessageWidget(QFrame):
         self.view: MarkdownView | None = None
         if message.role is Role.ASSISTANT:
             self.view = MarkdownView(self)
-            self.view.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
             lay.addWidget(self.view)
             if message.text and message.status.final:
                 self.view.set_text(message.text)

@@ -448,7 +448,11 @@ class MainWindow(QMainWindow):
 
     def _on_update(self, reply: Message) -> None:
         if reply.id not in self._tasks:
-            return                      # already finished (stopped): nothing of it changes on screen
+            # finished already: only the final figures (computed after the last paint) may still arrive
+            widget = self._widgets.get(reply.id)
+            if widget is not None and reply.status.final:
+                widget.update_status()
+            return
         widget = self._widgets.get(reply.id)
         if widget is not None:
             widget.update_status()
@@ -469,13 +473,13 @@ class MainWindow(QMainWindow):
         if not stopped:
             self.coalescer.flush(reply)
         self.coalescer.detach(reply)
+        if reply.stream_metrics is not None:
+            reply.metrics = reply.stream_metrics.summary().as_dict()
         widget = self._widgets.get(reply.id)
         if widget is not None:
             if widget.view is not None and not stopped:
                 widget.view.finish()
             widget.update_status()
-        if reply.stream_metrics is not None:
-            reply.metrics = reply.stream_metrics.summary().as_dict()
         conv = self._reply_conv.pop(reply.id, self.conversation)
         self._replies.pop(reply.id, None)
         self._saved_chunks.pop(reply.id, None)
