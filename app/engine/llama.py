@@ -28,6 +28,9 @@ log = logging.getLogger("brook.engine.llama")
 
 #: Default context window (tokens). SmolLM2 was trained with 8,192; 4,096 keeps the KV cache small on a CPU.
 DEFAULT_N_CTX = 4096
+#: Tokens a chat template adds around each message (ChatML: ``<|im_start|>role\n`` … ``<|im_end|>\n`` = 5;
+#: rounded up for templates with longer markers).
+MESSAGE_OVERHEAD_TOKENS = 8
 
 
 class LlamaEngine:
@@ -89,7 +92,8 @@ class LlamaEngine:
         llm = self._llm
         if llm is None:
             raise EngineNotLoadedError("The model is not loaded yet.")
-        kwargs: dict[str, Any] = dict(messages=list(messages), stream=True, temperature=params.temperature,
+        messages = self.fit_context(messages, params)
+        kwargs: dict[str, Any] = dict(messages=messages, stream=True, temperature=params.temperature,
                                       top_p=params.top_p, top_k=params.top_k,
                                       repeat_penalty=params.repeat_penalty, max_tokens=params.max_tokens)
         if params.seed is not None:
@@ -121,6 +125,40 @@ class LlamaEngine:
                 yield Chunk(text, 1 if text else 0, finish)
         finally:
             it.close()
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` under this model's vocabulary (special tokens parsed, no BOS)."""
+        if self._llm is None:
+            raise EngineNotLoadedError("The model is not loaded yet.")
+        return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+    def fit_context(self, messages: Sequence[Mapping[str, str]], params: GenerationParams) -> list[dict[str, str]]:
+        """The most recent messages that fit the context window with room for the reply (a rolling window).
+
+        Budget: ``n_ctx`` − reply reserve (``min(max_tokens, n_ctx // 4)`` tokens) − ``MESSAGE_OVERHEAD_TOKENS``
+        per message for the chat template's role markers. A system message is always kept; older messages are
+        left out first (logged), never the last one: a last message that alone does not fit is passed on and
+        llama.cpp's refusal becomes ``ContextOverflowError``. The conversation itself is not changed.
+        """
+        msgs = [dict(m) for m in messages]
+        if not msgs:
+            return msgs
+        reserve = min(params.max_tokens, self.n_ctx // 4)
+        budget = self.n_ctx - reserve
+        head = [msgs.pop(0)] if msgs[0].get("role") == "system" else []
+        used = sum(self.count_tokens(m.get("content", "")) + MESSAGE_OVERHEAD_TOKENS for m in head)
+        kept: list[dict[str, str]] = []
+        for m in reversed(msgs):
+            cost = self.count_tokens(m.get("content", "")) + MESSAGE_OVERHEAD_TOKENS
+            if kept and used + cost > budget:
+                break
+            used += cost
+            kept.append(m)
+        kept.reverse()
+        dropped = len(msgs) - len(kept)
+        if dropped:
+            log.warning("context window: left out the %d oldest message(s) to fit %d tokens", dropped, self.n_ctx)
+        return head + kept
 
     def unload(self) -> None:
         """Free the model and its KV cache (``Llama.close()``). Idempotent."""

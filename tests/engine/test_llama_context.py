@@ -1,0 +1,55 @@
+"""A long chat keeps working: the oldest messages are left out of the prompt to fit the context window."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+import pytest
+
+from app.core.types import GenerationParams
+from app.engine.base import ContextOverflowError
+from app.engine.llama import LlamaEngine
+
+pytestmark = [pytest.mark.model, pytest.mark.timeout(120)]
+PARAMS = GenerationParams(temperature=0.0, seed=1, max_tokens=16)
+
+
+@pytest.fixture(scope="module")
+def small_engine(bundled_model):
+    e = LlamaEngine(bundled_model, n_ctx=512)
+    e.load()
+    yield e
+    e.unload()
+
+
+def _history(n: int) -> list[dict[str, str]]:
+    msgs = [{"role": "system", "content": "You are terse."}]
+    for i in range(n):
+        msgs.append({"role": "user", "content": f"Question {i}: " + "tell me about rivers " * 20})
+        msgs.append({"role": "assistant", "content": f"Answer {i}: " + "rivers flow to the sea " * 20})
+    msgs.append({"role": "user", "content": "Say OK."})
+    return msgs
+
+
+def test_fit_context_keeps_system_and_newest_messages(small_engine, caplog) -> None:
+    msgs = _history(10)
+    with caplog.at_level(logging.WARNING, logger="brook.engine.llama"):
+        fitted = small_engine.fit_context(msgs, PARAMS)
+    assert fitted[0] == msgs[0] and fitted[-1] == msgs[-1]
+    assert 2 < len(fitted) < len(msgs)
+    assert fitted[1:] == msgs[len(msgs) - len(fitted) + 1:]          # a contiguous, most recent run
+    used = sum(small_engine.count_tokens(m["content"]) + 8 for m in fitted)
+    assert used <= 512 - 16
+    assert "left out" in caplog.text
+
+
+def test_long_chat_still_gets_a_reply(small_engine) -> None:
+    chunks = list(small_engine.stream(_history(10), PARAMS, threading.Event()))
+    assert "".join(c.text for c in chunks).strip()
+
+
+def test_a_single_message_longer_than_the_window_is_a_clear_error(small_engine) -> None:
+    huge = [{"role": "user", "content": "word " * 2000}]
+    with pytest.raises(ContextOverflowError, match="context window"):
+        list(small_engine.stream(huge, PARAMS, threading.Event()))
