@@ -186,3 +186,20 @@ def test_switching_models_unloads_the_old_one_and_recovers_from_a_bad_file(windo
     assert reply is not None
     _run(qloop, _wait_finished(window, reply))
     assert reply.status is MessageStatus.DONE and reply.text
+
+
+def test_over_long_prompt_is_explained_and_the_chat_carries_on(qtbot, qloop, bundled_model) -> None:
+    w = MainWindow(LlamaEngine(bundled_model, n_ctx=512))
+    qtbot.addWidget(w)
+    w.show()
+    assert _run(qloop, w.load_model())
+    huge = "Please summarise: " + "the quick brown fox jumps over the lazy dog " * 200
+    reply = w.send(huge, params=SMOKE_PARAMS)
+    _run(qloop, _wait_finished(w, reply))
+    assert reply.status is MessageStatus.ERROR and "context window" in (reply.error or "")
+    assert "context window" in w.chat.widgets[-1].error.text()
+    assert w.conversation.messages[0].text == huge                  # nothing lost
+    second = w.send("Say hello.", params=SMOKE_PARAMS)
+    _run(qloop, _wait_finished(w, second))
+    assert second.status is MessageStatus.DONE and second.text
+    qloop.run_until_complete(w.shutdown())
