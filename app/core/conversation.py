@@ -103,6 +103,8 @@ class Message:
         self._parts = [text] if text else []
         self._taken = 0
         self._joined = (-1, "")
+        self.chunks = 0
+        self._taken_chunks = 0
 
     def to_openai(self) -> dict[str, str]:
         return {"role": self.role.value, "content": self.text}
