@@ -128,6 +128,9 @@ class Store:
         return conv
 
     # messages ------------------------------------------------------------------------------------------
+    def delete_message(self, message_id: int) -> None:
+        self.db.execute("DELETE FROM messages WHERE id = ?", (message_id,))
+
     def save_message(self, conv: Conversation, msg: Message) -> None:
         """Insert or update ``msg`` (its row id is kept on ``msg.db_id``) and touch the conversation."""
         if conv.id is None:

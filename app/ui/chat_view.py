@@ -178,6 +178,15 @@ class ChatView(QScrollArea):
         self.stick_to_bottom = True
         return w
 
+    def remove(self, message: Message) -> None:
+        """Take ``message``'s widget out of the list."""
+        for i, w in enumerate(self.widgets):
+            if w.message is message:
+                self.widgets.pop(i)
+                self._layout.removeWidget(w)
+                w.deleteLater()
+                return
+
     def add_notice(self, text: str, object_name: str = "notice") -> QLabel:
         label = QLabel(text)
         label.setObjectName(object_name)

@@ -180,6 +180,11 @@ class MainWindow(QMainWindow):
         file_menu.addAction(quit_action)
         chat_menu = menu.addMenu("&Chat")
         chat_menu.addAction(stop_action)
+        regen_action = QAction("&Regenerate last reply", self)
+        regen_action.setShortcut(QKeySequence("Ctrl+R"))
+        regen_action.triggered.connect(lambda: self.regenerate())
+        self.addAction(regen_action)
+        chat_menu.addAction(regen_action)
         focus_action = QAction("Focus input", self)
         focus_action.setShortcut(QKeySequence("Ctrl+L"))
         focus_action.triggered.connect(self.input.setFocus)
@@ -388,6 +393,23 @@ class MainWindow(QMainWindow):
         user = self.conversation.add(Message(Role.USER, text))
         self.chat.add(user)
         self._save(user)
+        return self._start_reply(params)
+
+    def regenerate(self, params: GenerationParams | None = None) -> Message | None:
+        """Replace the last reply with a new one (Ctrl+R). Returns the new reply, or None when the last
+        message is not a finished reply."""
+        msgs = self.conversation.messages
+        if self.generating or self._closing or self.model_state == "error" or len(msgs) < 2 \
+                or msgs[-1].role is not Role.ASSISTANT:
+            return None
+        old = msgs.pop()
+        if self.store is not None and old.db_id is not None:
+            self.store.delete_message(old.db_id)
+        self.chat.remove(old)
+        self._widgets.pop(old.id, None)
+        return self._start_reply(params)
+
+    def _start_reply(self, params: GenerationParams | None) -> Message:
         reply = self.conversation.add(Message(Role.ASSISTANT, status=MessageStatus.WAITING))
         reply.model = self.engine.name
         self._save(reply)

@@ -126,3 +126,21 @@ def test_stopping_then_switching_chats_still_saves_the_partial_reply(make_window
     conv = store.load_conversation(store.list_conversations()[0].id)
     assert conv.messages[-1].status is MessageStatus.STOPPED
     assert conv.messages[-1].text == reply.text
+
+
+def test_regenerate_replaces_the_last_reply(make_window, qloop, tmp_path) -> None:
+    store = Store(tmp_path / "h.sqlite3")
+    engine = ScriptedEngine(tokens_per_s=0)
+    w = make_window(engine, store)
+    first = w.send("hello")
+    _run(qloop, _until(lambda: first.status.final and not w.generating))
+    assert w.regenerate() is not None
+    second = w.conversation.messages[-1]
+    _run(qloop, _until(lambda: second.status.final and not w.generating))
+    assert [m.role.value for m in w.conversation.messages] == ["user", "assistant"]
+    assert second is not first and second.text and len(w.chat.widgets) == 2
+    assert engine.calls[-1] == [{"role": "user", "content": "hello"}]       # the old reply is not in the prompt
+    saved = store.load_conversation(w.conversation.id or 0).messages
+    assert [m.text for m in saved] == ["hello", second.text]
+    w.new_chat()
+    assert w.regenerate() is None                                             # nothing to regenerate
