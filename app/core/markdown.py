@@ -57,6 +57,7 @@ from app.core.highlight import CodeTheme, IncrementalHighlighter, SegmentCache, 
 __all__ = [
     "BIG_TAIL_CHARS",
     "BIG_TAIL_GROWTH",
+    "PIECE",
     "IncrementalMarkdown",
     "is_safe_url",
     "render_markdown",
@@ -102,6 +103,12 @@ def _build_parser() -> MarkdownIt:
     md.add_render_rule("math_block", _render_math_block)
     md.add_render_rule("math_block_label", _render_math_block)
     md.add_render_rule("table_open", _render_table_open)
+    md.add_render_rule("table_close", _render_table_close)
+    md.add_render_rule("tbody_open", _render_tbody_open)
+    md.add_render_rule("tr_open", _render_tr_open)
+    md.add_render_rule("tr_close", _render_tr_close)
+    md.add_render_rule("th_open", _render_cell_open)
+    md.add_render_rule("td_open", _render_cell_open)
     md.add_render_rule("code_inline", _render_code_inline)
     md.add_render_rule("blockquote_open", _render_blockquote_open)
     return md
@@ -117,24 +124,49 @@ def _theme(env: dict[str, Any]) -> CodeTheme:
     return env["brook_theme"]
 
 
-def code_block_html(inner: str, lang: str, copy_href: str, theme: CodeTheme) -> str:
-    """A code block as a one-cell-wide Qt table: a header row (language, "Copy" link) and the code in ``<pre>``.
+#: Separates the *pieces* of a block's HTML: an HTML comment (invisible to any HTML reader). The view patches
+#: its document piece by piece and re-inserts only the pieces that changed since the last refresh.
+PIECE = "<!--brook-piece-->"
+#: Code lines per piece of a top-level code block (only the last, growing piece changes while it streams).
+CODE_PIECE_LINES = 16
+#: Body rows per ``<table>`` piece of a top-level markdown table (the groups share explicit column widths).
+TABLE_GROUP_ROWS = 12
 
-    ``inner`` is already-escaped/highlighted HTML; one trailing newline is dropped (Qt would show an empty line).
+
+def code_block_html(inner: str, lang: str, copy_href: str, theme: CodeTheme, pieces: bool = True) -> str:
+    """A code block: a header (language, "Copy" link) then the code as tinted ``<pre>`` blocks.
+
+    ``inner`` is already-escaped/highlighted HTML whose lines are separated by ``\n`` (every styled span closes
+    at the end of its line); one trailing newline is dropped (Qt would show an empty line). With ``pieces`` the
+    header and every :data:`CODE_PIECE_LINES` lines of code are separate pieces (joined by :data:`PIECE`), so
+    appending lines to an open fence only changes its last piece. Qt paints the background of consecutive
+    ``<pre>`` blocks (margin 0) as one box; the left margin pads the code inside it.
     """
     if inner.endswith("\n"):
         inner = inner[:-1]
     label = _esc(lang) if lang else "code"
-    return (
-        f'<table width="100%" cellspacing="0" cellpadding="6" border="0" bgcolor="{theme.background}" '
-        f'style="margin-top:6px;margin-bottom:8px;border-color:{theme.border}">'
-        f'<tr><td bgcolor="{theme.header_background}" style="color:{theme.header_color}">'
+    header = (
+        f'<table width="100%" cellspacing="0" cellpadding="4" border="0" bgcolor="{theme.header_background}" '
+        f'style="margin-top:6px">'
+        f'<tr><td style="color:{theme.header_color}">'
         f'<span style="font-family:{MONO};font-size:small">{label}</span></td>'
-        f'<td bgcolor="{theme.header_background}" align="right" style="font-size:small">'
-        f'<a href="{copy_href}" style="color:{theme.link}">Copy</a></td></tr>'
-        f'<tr><td colspan="2"><pre style="font-family:{MONO};white-space:pre-wrap;margin:0;'
-        f'color:{theme.plain_color}">{inner}</pre></td></tr></table>\n'
+        f'<td align="right" style="font-size:small">'
+        f'<a href="{copy_href}" style="color:{theme.link}">Copy</a></td></tr></table>\n'
     )
+    style = (
+        f"font-family:{MONO};white-space:pre-wrap;margin-top:0;margin-left:10px;margin-right:0;"
+        f"background-color:{theme.background};color:{theme.plain_color}"
+    )
+    if not pieces:
+        return f'{header}<pre style="{style};margin-bottom:8px">{inner}</pre>\n'
+    lines = inner.split("\n")
+    out = [header]
+    for i in range(0, len(lines), CODE_PIECE_LINES):
+        last = i + CODE_PIECE_LINES >= len(lines)
+        bottom = "8px" if last else "0"
+        body = "\n".join(lines[i : i + CODE_PIECE_LINES])
+        out.append(f'<pre style="{style};margin-bottom:{bottom}">{body}</pre>\n')
+    return PIECE.join(out)
 
 
 def _add_code(env: dict[str, Any], code: str) -> str:
@@ -154,13 +186,13 @@ def _render_fence(self: Any, tokens: list[Token], idx: int, options: Any, env: d
     theme = _theme(env)
     href = _add_code(env, tok.content)
     inner = highlight_code(tok.content, lang, theme.name, env["brook_hl_cache"])
-    return code_block_html(inner, lang, href, theme)
+    return code_block_html(inner, lang, href, theme, pieces=tok.level == 0)
 
 
 def _render_code_block(self: Any, tokens: list[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
     tok = tokens[idx]
     href = _add_code(env, tok.content)
-    return code_block_html(_esc(tok.content, quote=False), "", href, _theme(env))
+    return code_block_html(_esc(tok.content, quote=False), "", href, _theme(env), pieces=tok.level == 0)
 
 
 def _render_link_open(self: Any, tokens: list[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
@@ -230,12 +262,95 @@ def _render_math_block(self: Any, tokens: list[Token], idx: int, options: Any, e
     )
 
 
-def _render_table_open(self: Any, tokens: list[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
-    t = _theme(env)
+def _table_layout(tokens: list[Token], idx: int) -> tuple[list[int] | None, bool]:
+    """Column widths (percent) of the table opening at ``idx`` and whether it spans several row groups.
+
+    The widths depend only on the header and the first :data:`TABLE_GROUP_ROWS` body rows (source length of
+    each cell, clamped), so they are final once the first group is complete: a streamed table and the
+    one-shot render give the same groups. A table of a single group gets no widths (natural layout).
+    """
+    lengths: list[int] = []
+    rows = -1  # the header row is row -1 … body rows count from 0
+    col = 0
+    for j in range(idx + 1, len(tokens)):
+        tok = tokens[j]
+        if tok.type == "table_close":
+            break
+        if tok.type == "tr_open":
+            rows += 1
+            col = 0
+        elif tok.type == "inline" and rows < TABLE_GROUP_ROWS:
+            n = min(max(len(tok.content), 3), 48)
+            if col < len(lengths):
+                lengths[col] = max(lengths[col], n)
+            else:
+                lengths.append(n)
+            col += 1
+    if rows < TABLE_GROUP_ROWS or not lengths:
+        return None, False
+    total = sum(lengths)
+    widths = [max(4, 100 * n // total) for n in lengths]
+    return widths, True
+
+
+def _table_start(t: CodeTheme, widths: list[int] | None, top_margin: bool) -> str:
+    width = ' width="100%"' if widths else ""
+    margin = "margin-top:6px;" if top_margin else "margin-top:0;"
     return (
-        f'<table border="1" cellspacing="0" cellpadding="5" bordercolor="{t.border}" '
-        f'style="border-collapse:collapse;border-color:{t.border};border-style:solid;margin-top:6px;margin-bottom:8px">\n'
+        f'<table{width} border="0" cellspacing="0" cellpadding="5" '
+        f'style="border-collapse:collapse;{margin}margin-bottom:0">\n'
     )
+
+
+def _render_table_open(self: Any, tokens: list[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
+    widths, multi = _table_layout(tokens, idx)
+    state = {"widths": widths, "split": multi and tokens[idx].level == 0, "col": 0, "rows": 0, "body": False}
+    env.setdefault("brook_tables", []).append(state)
+    return _table_start(_theme(env), widths, True)
+
+
+def _render_table_close(self: Any, tokens: list[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
+    env["brook_tables"].pop()
+    return "</table>\n"
+
+
+def _render_tbody_open(self: Any, tokens: list[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
+    env["brook_tables"][-1]["body"] = True
+    return "<tbody>\n"
+
+
+def _render_tr_open(self: Any, tokens: list[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
+    env["brook_tables"][-1]["col"] = 0
+    return "<tr>\n"
+
+
+def _render_tr_close(self: Any, tokens: list[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
+    st = env["brook_tables"][-1]
+    out = "</tr>\n"
+    if st["body"]:
+        st["rows"] += 1
+        nxt = tokens[idx + 1] if idx + 1 < len(tokens) else None
+        if st["split"] and st["rows"] % TABLE_GROUP_ROWS == 0 and nxt is not None and nxt.type == "tr_open":
+            # next row group: a new table piece with the same column widths
+            out += "</tbody>\n</table>\n" + PIECE + _table_start(_theme(env), st["widths"], False) + "<tbody>\n"
+    return out
+
+
+def _render_cell_open(self: Any, tokens: list[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
+    tok = tokens[idx]
+    st = env["brook_tables"][-1]
+    t = _theme(env)
+    col = st["col"]
+    st["col"] = col + 1
+    widths = st["widths"]
+    width = f' width="{widths[col]}%"' if widths and col < len(widths) else ""
+    align = str(tok.attrGet("style") or "")
+    align = align + ";" if align else ""
+    if tok.tag == "th":
+        style = f"{align}background-color:{t.header_background};border-bottom:2px solid {t.border}"
+    else:
+        style = f"{align}border-bottom:1px solid {t.border}"
+    return f'<{tok.tag}{width} style="{style}">'
 
 
 def _render_code_inline(self: Any, tokens: list[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
@@ -398,6 +513,43 @@ class _OpenFence:
         self.closer = re.compile(r"^ {0,3}" + re.escape(char) + "{" + str(length) + r",}[ \t]*$")
 
 
+class _OpenTable:
+    """State of the fast path for a top-level table that is the whole tail (its rows are parsed once each)."""
+
+    __slots__ = ("cols", "head", "rows", "tail_close", "tbody_open")
+
+    def __init__(self, head: list[Token], tbody_open: Token, tail_close: list[Token], cols: int) -> None:
+        self.head = head  # table_open … thead_close
+        self.tbody_open = tbody_open
+        self.tail_close = tail_close  # tbody_close, table_close
+        self.rows: list[list[Token]] = []  # tokens (tr_open … tr_close) of each complete body line
+        self.cols = cols
+
+
+def _split_table(tokens: list[Token]) -> tuple[list[Token], list[list[Token]], Token | None, list[Token]] | None:
+    """(head tokens, body rows, tbody_open, closing tokens) of a token list that is exactly one table, else None."""
+    if not tokens or tokens[0].type != "table_open" or tokens[-1].type != "table_close":
+        return None
+    head: list[Token] = []
+    rows: list[list[Token]] = []
+    tbody: Token | None = None
+    i = 0
+    while i < len(tokens) and tokens[i].type != "tbody_open":
+        head.append(tokens[i])
+        i += 1
+    if i == len(tokens):
+        return head[:-1], rows, None, head[-1:]
+    tbody = tokens[i]
+    i += 1
+    while tokens[i].type == "tr_open":
+        j = i
+        while tokens[j].type != "tr_close":
+            j += 1
+        rows.append(tokens[i : j + 1])
+        i = j + 1
+    return head, rows, tbody, tokens[i:]
+
+
 class IncrementalMarkdown:
     """Streaming markdown renderer: stable prefix + open tail (see the module docstring for the algorithm).
 
@@ -454,6 +606,7 @@ class IncrementalMarkdown:
         self._tail_parts: list[str] = []
         self._tail_codes: list[str] = []
         self._fence: _OpenFence | None = None
+        self._table: _OpenTable | None = None
         self._finished = False
         self._render_t = 0.0
         self._render_cost = 0.0
@@ -634,7 +787,7 @@ class IncrementalMarkdown:
         self._finished = True
         # Final parse of the whole tail; its blocks become stable.
         src = self._tail_source(include_partial=True)
-        self._lines, self._partial, self._tail_chars, self._fence = [], [], 0, None
+        self._lines, self._partial, self._tail_chars, self._fence, self._table = [], [], 0, None, None
         if src:
             self._stabilize(src)
         self._tail_html, self._tail_codes, self._tail_parts = "", [], []
@@ -650,9 +803,13 @@ class IncrementalMarkdown:
             return "\n".join(self._lines) + "\n" + partial
         return partial
 
-    def _stabilize(self, src: str) -> None:
-        """Parse ``src`` (complete stable lines) with the shared env and append its blocks."""
-        tokens = _parse(src, self._env)
+    def _stabilize(self, src: str, tokens: list[Token] | None = None) -> None:
+        """Parse ``src`` (complete stable lines) with the shared env and append its blocks.
+
+        ``tokens``: the tokens of ``src`` already parsed (with no new link reference definitions), or None.
+        """
+        if tokens is None:
+            tokens = _parse(src, self._env)
         groups = _group_blocks(tokens)
         blocks, codes = self._renderer.render(groups, len(self._stable_codes))
         self._chunks.append(
@@ -687,6 +844,10 @@ class IncrementalMarkdown:
             self._version += 1
             if self._sync_fence():
                 return
+        elif self._table is not None:
+            self._version += 1
+            if self._sync_table():
+                return
         else:
             size = self._tail_chars
             if (
@@ -714,7 +875,10 @@ class IncrementalMarkdown:
         tokens = _parse(src, env) if src else []
         k, cut_index = self._find_boundary(tokens, n_complete)
         if k > 0:
-            self._stabilize("\n".join(self._lines[:k]) + "\n")
+            # The blocks before line k parse the same alone (that is what makes k safe), so the tail's tokens
+            # are reused unless the tail defined link references (the stable env must only get lines < k's).
+            same_refs = len(env["references"]) == len(self._env["references"])
+            self._stabilize("\n".join(self._lines[:k]) + "\n", tokens[:cut_index] if same_refs else None)
             self._tail_chars -= sum(len(line) + 1 for line in self._lines[:k])
             del self._lines[:k]
             tokens = tokens[cut_index:]
@@ -728,6 +892,7 @@ class IncrementalMarkdown:
         self._tail_codes = codes
         self._rendered_chars = self._tail_chars
         self._maybe_enter_fence(tokens, partial)
+        self._maybe_enter_table(tokens, show_partial)
 
     def _find_boundary(self, tokens: list[Token], n_complete: int) -> tuple[int, int]:
         """Largest safe split line k (0 if none) and the index of the first token at or after it."""
@@ -786,6 +951,74 @@ class IncrementalMarkdown:
         fence = _OpenFence(tok.markup[0], len(tok.markup), indent, lang, hl)
         self._fence = fence
         self._sync_fence()
+
+    def _maybe_enter_table(self, tokens: list[Token], partial_shown: bool) -> None:
+        """Enter the table fast path when the tail is exactly one top-level table over all its lines."""
+        self._table = None
+        n = len(self._lines)
+        if self._fence is not None or n < 2 or not tokens or tokens[0].type != "table_open":
+            return
+        tok = tokens[0]
+        if tok.map is None or tok.map[0] != 0 or tok.map[1] != n + (1 if partial_shown else 0):
+            return
+        if _group_blocks(tokens) != [tokens] or any("$$" in line for line in self._lines):
+            return
+        parts = _split_table(tokens)
+        if parts is None or parts[2] is None:
+            return
+        head, rows, tbody, close = parts
+        cols = sum(1 for t in head if t.type == "th_open")
+        table = _OpenTable(head, tbody, close, cols)
+        table.rows = rows[: n - 2]  # complete body lines only (a partial last line may still change)
+        self._table = table
+
+    def _sync_table(self) -> bool:
+        """Fast path for an open top-level table: parse only the new lines (below the header and delimiter row).
+
+        Every body line of a table is parsed on its own (its cells depend only on the header's column count and
+        the delimiter row's alignments; whether it ends the table depends only on the line itself), so the rows
+        parsed this way equal a parse of the whole table. False when the table ended or anything is unusual:
+        the caller then re-parses the whole tail.
+        """
+        table = self._table
+        assert table is not None
+        self._table = None
+        lines = self._lines
+        done = len(table.rows)
+        new = lines[2 + done :]
+        partial = "".join(self._partial)
+        show_partial = bool(partial) and not _CLOSING_PARTIAL.match(partial)
+        if (
+            any("$$" in line for line in new)
+            or "$$" in partial
+            or (done + len(new) + 1) * max(1, table.cols) > 0x8000  # far from markdown-it's autocomplete cap
+        ):
+            return False
+        src = lines[0] + "\n" + lines[1] + "\n" + "".join(line + "\n" for line in new)
+        if show_partial:
+            src += partial
+        n_src = 2 + len(new) + (1 if show_partial else 0)
+        env = {"references": dict(self._env["references"])}
+        tokens = _parse(src, env)
+        if not tokens or tokens[0].map != [0, n_src] or _group_blocks(tokens) != [tokens]:
+            return False
+        parts = _split_table(tokens)
+        if parts is None:
+            return False
+        _head, rows, _tbody, _close = parts
+        table.rows.extend(rows[: len(new)])
+        shown = table.rows + rows[len(new) :]
+        if shown:
+            all_tokens = [*table.head, table.tbody_open, *(t for r in shown for t in r), *table.tail_close]
+        else:
+            all_tokens = [*table.head, *table.tail_close[-1:]]
+        htmls, codes = self._renderer.render([all_tokens], len(self._stable_codes))
+        self._tail_parts = htmls
+        self._tail_html = "".join(htmls)
+        self._tail_codes = codes
+        self._rendered_chars = self._tail_chars
+        self._table = table
+        return True
 
     def _strip_indent(self, line: str, indent: int) -> str:
         if not indent:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import math
 import re
-import time
 
 from PySide6.QtCore import QSize, Qt, QUrl, Signal
 from PySide6.QtGui import (
@@ -38,7 +37,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QApplication, QFrame, QSizePolicy, QTextBrowser, QWidget
 
-from app.core.markdown import IncrementalMarkdown
+from app.core.markdown import PIECE, IncrementalMarkdown
 
 #: Proportional font families, with CJK fallbacks (Qt uses the first installed family that has a glyph).
 UI_FONT_FAMILIES = [
@@ -104,8 +103,6 @@ class MarkdownView(QTextBrowser):
         self._user_toggled = False
         self._reset_state()
         self._version = self.renderer.version
-        self._tail_t = 0.0
-        self._tail_cost = 0.0
 
     # -- public API ----------------------------------------------------------------------------------------
 
@@ -134,18 +131,7 @@ class MarkdownView(QTextBrowser):
             return False  # reasoning folded: nothing to show until the answer starts
         active = md.thinking if thinking_active else md
         assert active is not None
-        stable = active.stable_blocks
-        if (
-            len(stable) == self._n_stable
-            and self._tail_cost > TAIL_COST_THROTTLE_S
-            and time.perf_counter() - self._tail_t < TAIL_DUTY_FACTOR * self._tail_cost
-        ):
-            self._version = -1  # an expensive tail (a long table) was replaced just now: show it a bit later
-            return False
-        t0 = time.perf_counter()
-        self._patch(stable, active.tail_blocks, dim=thinking_active)
-        self._tail_t = time.perf_counter()
-        self._tail_cost = self._tail_t - t0
+        self._patch(active.stable_blocks, active.tail_blocks, dim=thinking_active)
         return True
 
     def finish(self) -> None:
@@ -220,10 +206,13 @@ class MarkdownView(QTextBrowser):
     def _reset_state(self) -> None:
         self._phase = "answer"
         self._has_header = False
-        self._n_stable = 0
-        self._stable_end = 0
-        self._prev_html = ""  # HTML of the last stable piece (decides how the next one is inserted)
-        self._tail: list[str] = []
+        self._n_stable = 0  # stable blocks of the active renderer already split into pieces
+        self._stable_pieces: list[str] = []  # their pieces (append-only, never change)
+        self._base = 0  # document position where the active renderer's pieces start
+        self._base_prev = ""  # HTML inserted just before them (decides how the first piece is inserted)
+        self._painted: list[str] = []  # pieces now in the document …
+        self._starts: list[int] = []  # … and the position where each one starts
+        self._n_frozen = 0  # leading painted pieces that are stable (not compared again)
         self._version = -1
 
     def _block_formats(self, html: str) -> tuple[QTextBlockFormat, QTextCharFormat]:
@@ -277,26 +266,51 @@ class MarkdownView(QTextBrowser):
                     self.setTextCursor(cur)
 
     def _patch_document(self, stable: list[str], tail: list[str], dim: bool) -> None:
+        """Make the document show ``stable + tail``: keep the painted pieces that did not change, re-insert the rest.
+
+        Stable pieces never change, so only the pieces after the last stable one painted are compared (O(tail)).
+        """
+        for html in stable[self._n_stable :]:
+            self._stable_pieces.extend(html.split(PIECE))
+        self._n_stable = len(stable)
+        spieces = self._stable_pieces
+        tpieces = [p for html in tail for p in html.split(PIECE)]
+        n_new = len(spieces) + len(tpieces)
+        painted = self._painted
+        n_s = len(spieces)
+
+        def new(j: int) -> str:
+            return spieces[j] if j < n_s else tpieces[j - n_s]
+
+        i = self._n_frozen
+        limit = min(len(painted), n_new)
+        while i < limit and painted[i] == new(i):
+            i += 1
+        self._n_frozen = n_s
+        if i == len(painted) == n_new:
+            return
         doc = self.document()
-        if self._stable_end == 0:
-            doc.clear()  # nothing stable yet: start from a pristine first block
+        start = self._starts[i] if i < len(painted) else doc.characterCount() - 1
         cursor = QTextCursor(doc)
         cursor.beginEditBlock()
         try:
-            cursor.setPosition(self._stable_end)
-            cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
-            cursor.removeSelectedText()
-            start = self._stable_end
-            for html in stable[self._n_stable :]:
-                self._insert_piece(cursor, html, self._prev_html)
-                self._prev_html = html
-            self._n_stable = len(stable)
-            self._stable_end = cursor.position()
-            prev = self._prev_html
-            for html in tail:
+            if start <= 0:
+                doc.clear()  # start from a pristine first block
+                cursor = QTextCursor(doc)
+                start = 0
+            else:
+                cursor.setPosition(start)
+                cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+                cursor.removeSelectedText()
+            del painted[i:]
+            del self._starts[i:]
+            prev = painted[-1] if painted else self._base_prev
+            for j in range(i, n_new):
+                html = new(j)
+                self._starts.append(cursor.position())
                 self._insert_piece(cursor, html, prev)
+                painted.append(html)
                 prev = html
-            self._tail = list(tail)
             if dim:
                 self._dim(start, cursor.position())
         finally:
@@ -326,16 +340,18 @@ class MarkdownView(QTextBrowser):
                 f"{arrow} {label}</a></p>"
             )
             self._insert_piece(cursor, header, "")
-            self._prev_html = header
+            prev = header
             self._has_header = True
             if self._expanded and not thinking_active:
                 start = cursor.position()
                 thinking = md.thinking
-                for html in [*thinking.stable_blocks, *thinking.tail_blocks]:
-                    self._insert_piece(cursor, html, self._prev_html)
-                    self._prev_html = html
+                for block in [*thinking.stable_blocks, *thinking.tail_blocks]:
+                    for html in block.split(PIECE):
+                        self._insert_piece(cursor, html, prev)
+                        prev = html
                 self._dim(start, cursor.position())
-            self._stable_end = cursor.position()
+            self._base = cursor.position()
+            self._base_prev = prev
             if not self._expanded and thinking_active:
                 # folded while reasoning: only the header shows; stream nothing below it yet
                 self._n_stable = 0

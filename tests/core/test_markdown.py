@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.markdown import IncrementalMarkdown, is_safe_url, render_markdown, split_thinking
+from app.core.markdown import PIECE, IncrementalMarkdown, is_safe_url, render_markdown, split_thinking
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -193,7 +193,34 @@ def test_tasks_strikethrough_tables() -> None:
     out = render_markdown("- [x] done\n- [ ] todo\n\n~~gone~~\n\n| a | b |\n|--:|---|\n| 1 | 2 |\n")
     assert "☑" in out and "☐" in out and "<input" not in out
     assert "<s>gone</s>" in out
-    assert '<table border="1"' in out and "text-align:right" in out
+    assert "<table " in out and "border-bottom:" in out and "text-align:right" in out
+
+
+def test_long_table_is_split_into_row_groups_with_equal_widths() -> None:
+    rows = "".join(f"| {i} | item {i} | {'x' * (i % 7)} |\n" for i in range(30))
+    out = render_markdown("| n | name | note |\n|--:|---|---|\n" + rows)
+    groups = out.split(PIECE)
+    assert len(groups) == 3 and all("<table width=\"100%\"" in g for g in groups)
+    assert "<th" in groups[0] and "<th" not in groups[1]
+    widths = [re.findall(r'width="(\d+)%"', g)[1:4] for g in groups]  # first row's cells
+    assert widths[0] == widths[1] == widths[2] and sum(map(int, widths[0])) <= 100
+    short = render_markdown("| a | b |\n|---|---|\n| 1 | 2 |\n")
+    assert PIECE not in short and "width=" not in short  # one group: natural widths
+    nested = render_markdown("- item\n\n  | n |\n  |---|\n" + "".join(f"  | {i} |\n" for i in range(30)))
+    assert PIECE not in nested  # only top-level blocks are split into pieces
+
+
+def test_code_block_pieces() -> None:
+    code = "".join(f"x = {i}\n" for i in range(40))
+    out = render_markdown(f"```python\n{code}```\n")
+    pieces = out.split(PIECE)
+    assert len(pieces) == 1 + 3  # header, then 16 + 16 + 8 lines
+    assert ">python<" in pieces[0] and "brook-copy:0" in pieces[0] and "<pre" not in pieces[0]
+    assert all(p.startswith("<pre") for p in pieces[1:])
+    assert [p.count("\n") for p in pieces[1:]] == [16, 16, 8]  # lines joined by \n, plus the trailing one
+    assert "margin-bottom:8px" in pieces[-1] and "margin-bottom:8px" not in pieces[1]
+    nested = render_markdown(f"> ```python\n> {code[:20]}> ```\n")
+    assert PIECE not in nested and "<pre" in nested
 
 
 def test_code_highlight_is_inline_styled_and_themed() -> None:

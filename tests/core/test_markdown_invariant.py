@@ -141,3 +141,31 @@ def test_feed_bytes_invalid_bytes_are_replaced() -> None:
 )
 def test_random_markdown_soup(text: str, sizes: list[int], reads: list[bool]) -> None:
     assert _stream(text, sizes, reads).html == render_markdown(text)
+
+
+_TABLE_HEAD = "| n | name | `a|b` |\n|--:|:-:|---|\n"
+_TABLE_ROWS = [
+    "| 1 | one | x |",
+    "| 2 | **two** | `y \\| z` |",
+    "3 | three",
+    "| 4 | 4 | 4 | 4 | 4 |",
+    "|",
+    "| 6 | [link](https://example.org) | $x$ |",
+    "| $$ | 7 | 7 |",
+]
+_TABLE_ENDS = ["", "\n", "\nAfter.\n", "\n\nAfter.\n", "\n> quote\n", "\n# Heading\n", "\n```\ncode\n```\n",
+               "\n- item\n", "\n    indented\n", "\n$$\nx\n$$\n", "\n***\n", "\n[r]: https://example.org\n"]
+
+
+@_MORE
+@given(
+    rows=st.lists(st.sampled_from(_TABLE_ROWS), min_size=0, max_size=40),
+    end=st.sampled_from(_TABLE_ENDS),
+    sizes=_sizes,
+    reads=_reads,
+)
+def test_tables_any_chunking(rows: list[str], end: str, sizes: list[int], reads: list[bool]) -> None:
+    """Open tables take a fast path (each new row parsed alone): it must agree with the whole-table parse."""
+    text = "Intro [r].\n\n" + _TABLE_HEAD + "\n".join(rows) + end
+    assert _stream(text, sizes, reads).html == render_markdown(text)
+    assert _stream(text, [1], [True]).html == render_markdown(text)
