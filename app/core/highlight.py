@@ -102,15 +102,34 @@ _LEXER_CACHE: dict[str, Lexer | None] = {}
 _FORMATTERS: dict[str, HtmlFormatter] = {}
 
 
+_ALIASES: frozenset[str] | None = None
+
+
+def _builtin_aliases() -> frozenset[str]:
+    """Lower-case aliases of the lexers that ship with pygments (its static table: nothing is imported)."""
+    global _ALIASES
+    if _ALIASES is None:
+        from pygments.lexers._mapping import LEXERS
+
+        _ALIASES = frozenset(a.lower() for _mod, _name, aliases, _fn, _mt in LEXERS.values() for a in aliases)
+    return _ALIASES
+
+
 def get_lexer(lang: str) -> Lexer | None:
     """Return a pygments lexer for a fence's language name (``"python"``, ``"js"`` …), or None if unknown/empty.
 
-    Lexers are created with ``stripnl=False`` so the lines keep their exact count; cached per name.
+    Lexers are created with ``stripnl=False`` so the lines keep their exact count; cached per name. Only
+    lexers that ship with pygments are used (third-party lexer plugins are never looked up).
     """
     key = lang.strip().lower()
     if not key:
         return None
     if key not in _LEXER_CACHE:
+        if key not in _builtin_aliases():
+            # Not a lexer that ships with pygments: get_lexer_by_name would go on to import every installed
+            # lexer plugin (entry points; IPython's alone takes ~0.5 s), a freeze in the middle of a stream.
+            _LEXER_CACHE[key] = None
+            return None
         try:
             _LEXER_CACHE[key] = get_lexer_by_name(key, stripnl=False, stripall=False, ensurenl=True)
         except ClassNotFound:

@@ -22,7 +22,9 @@ prefix when nothing after line ``k`` can change them. CommonMark closes blocks l
     line); or
 (b) line ``k`` ends a top-level closed fence, ATX/setext heading or thematic break whose lines are complete
     (and no ``$$`` precedes it in the tail: dollarmath's block rule looks ahead past other blocks); or
-(c) line ``k`` is the complete opening line of a top-level fence (same ``$$`` condition).
+(c) line ``k`` is the complete opening line of a top-level fence (same ``$$`` condition); or
+(d) line ``k - 1`` is a complete blank line right after a top-level table (a blank line ends a table, and a
+    ``$$`` block cannot cross it), even while line ``k`` is still partial.
 
 Re-parsing from such a boundary is equivalent to parsing the whole text. Link reference definitions are
 collected into an ``env`` shared from block to block, so a definition seen earlier resolves later references.
@@ -906,6 +908,9 @@ class IncrementalMarkdown:
             # (a) a block starting on a complete line after a blank line
             if 0 < start < n_complete and not lines[start - 1].strip(" \t"):
                 best_k, best_i = start, i
+            # (d) a table followed by a complete blank line: nothing after a blank line can continue it
+            if tok.type == "table_open" and end < n_complete and end + 1 > best_k and not lines[end].strip(" \t"):
+                best_k, best_i = end + 1, self._next_level0(tokens, i)
             # (b)/(c) need no "$$" before the boundary in the tail (dollarmath looks past other blocks)
             if tok.type in ("fence", "heading_open", "hr"):
                 if dollars_before is None:
@@ -964,9 +969,11 @@ class IncrementalMarkdown:
         if _group_blocks(tokens) != [tokens] or any("$$" in line for line in self._lines):
             return
         parts = _split_table(tokens)
-        if parts is None or parts[2] is None:
+        if parts is None:
             return
         head, rows, tbody, close = parts
+        if tbody is None:
+            return
         cols = sum(1 for t in head if t.type == "th_open")
         table = _OpenTable(head, tbody, close, cols)
         table.rows = rows[: n - 2]  # complete body lines only (a partial last line may still change)

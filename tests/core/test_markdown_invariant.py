@@ -152,6 +152,7 @@ _TABLE_ROWS = [
     "|",
     "| 6 | [link](https://example.org) | $x$ |",
     "| $$ | 7 | 7 |",
+    "| [r] | 8 | 8 |",
 ]
 _TABLE_ENDS = ["", "\n", "\nAfter.\n", "\n\nAfter.\n", "\n> quote\n", "\n# Heading\n", "\n```\ncode\n```\n",
                "\n- item\n", "\n    indented\n", "\n$$\nx\n$$\n", "\n***\n", "\n[r]: https://example.org\n"]
