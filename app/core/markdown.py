@@ -264,8 +264,8 @@ def _render_math_block(self: Any, tokens: list[Token], idx: int, options: Any, e
     )
 
 
-def _table_layout(tokens: list[Token], idx: int) -> tuple[list[int] | None, bool]:
-    """Column widths (percent) of the table opening at ``idx`` and whether it spans several row groups.
+def _table_layout(tokens: list[Token], idx: int) -> tuple[list[int] | None, int]:
+    """Column widths (percent) of the table opening at ``idx`` and its number of body rows.
 
     The widths depend only on the header and the first :data:`TABLE_GROUP_ROWS` body rows (source length of
     each cell, clamped), so they are final once the first group is complete: a streamed table and the
@@ -289,26 +289,28 @@ def _table_layout(tokens: list[Token], idx: int) -> tuple[list[int] | None, bool
                 lengths.append(n)
             col += 1
     if rows < TABLE_GROUP_ROWS or not lengths:
-        return None, False
+        return None, rows + 1
     total = sum(lengths)
     widths = [max(4, 100 * n // total) for n in lengths]
-    return widths, True
+    return widths, rows + 1
 
 
-def _table_start(t: CodeTheme, widths: list[int] | None, top_margin: bool) -> str:
+def _table_start(widths: list[int] | None, first: bool, last: bool) -> str:
     width = ' width="100%"' if widths else ""
-    margin = "margin-top:6px;" if top_margin else "margin-top:0;"
+    top = "6px" if first else "0"
+    bottom = "8px" if last else "0"
     return (
         f'<table{width} border="0" cellspacing="0" cellpadding="5" '
-        f'style="border-collapse:collapse;{margin}margin-bottom:0">\n'
+        f'style="border-collapse:collapse;margin-top:{top};margin-bottom:{bottom}">\n'
     )
 
 
 def _render_table_open(self: Any, tokens: list[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
-    widths, multi = _table_layout(tokens, idx)
-    state = {"widths": widths, "split": multi and tokens[idx].level == 0, "col": 0, "rows": 0, "body": False}
+    widths, n_rows = _table_layout(tokens, idx)
+    split = widths is not None and tokens[idx].level == 0
+    state = {"widths": widths, "split": split, "col": 0, "rows": 0, "body": False, "n_rows": n_rows}
     env.setdefault("brook_tables", []).append(state)
-    return _table_start(_theme(env), widths, True)
+    return _table_start(widths, True, not split or n_rows <= TABLE_GROUP_ROWS)
 
 
 def _render_table_close(self: Any, tokens: list[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
@@ -334,7 +336,8 @@ def _render_tr_close(self: Any, tokens: list[Token], idx: int, options: Any, env
         nxt = tokens[idx + 1] if idx + 1 < len(tokens) else None
         if st["split"] and st["rows"] % TABLE_GROUP_ROWS == 0 and nxt is not None and nxt.type == "tr_open":
             # next row group: a new table piece with the same column widths
-            out += "</tbody>\n</table>\n" + PIECE + _table_start(_theme(env), st["widths"], False) + "<tbody>\n"
+            last = st["rows"] + TABLE_GROUP_ROWS >= st["n_rows"]
+            out += "</tbody>\n</table>\n" + PIECE + _table_start(st["widths"], False, last) + "<tbody>\n"
     return out
 
 

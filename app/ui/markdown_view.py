@@ -1,14 +1,15 @@
 """MarkdownView: the widget that shows one message's rendered markdown and patches it while it streams.
 
 The view owns an :class:`~app.core.markdown.IncrementalMarkdown`. :meth:`MarkdownView.append_text` only feeds
-it; :meth:`MarkdownView.refresh` (called once per UI tick) patches the ``QTextDocument`` in place: blocks that
-became stable are appended once at the stable cursor position, and only the range of the open tail is replaced.
-The whole message is never re-set with ``setHtml`` while streaming, so finished blocks are not parsed or laid
-out again and the user's selection survives (it only collapses if it lies inside the replaced tail).
-
-Qt re-lays out a whole table whenever one of its cells changes (~20 ms for 80 rows × 6 columns, even to
-append one row), so when replacing the tail was expensive (> :data:`TAIL_COST_THROTTLE_S`), tail-only refreshes
-are spaced to at most one per :data:`TAIL_DUTY_FACTOR` × that cost; :meth:`MarkdownView.finish` always shows all.
+it; :meth:`MarkdownView.refresh` (called once per UI tick) patches the ``QTextDocument`` in place, piece by
+piece: every block's HTML is a concatenation of *pieces* separated by :data:`~app.core.markdown.PIECE` (a code
+block's header and each group of its lines, each row group of a long table, …). The view remembers the pieces it
+painted and where each one starts; a refresh skips the painted pieces that are unchanged (stable pieces are
+never compared again, and a tail block that became stable unchanged is not re-inserted), removes the document
+from the first differing piece to the end and inserts the rest. Qt re-lays out a whole ``QTextTable`` on any
+change, so keeping the changed pieces small (a row group, a few code lines) keeps every tick cheap. The whole
+message is never re-set with ``setHtml`` while streaming and the user's selection survives (it only collapses
+if it lies inside a replaced piece, and is restored when the same text is still there).
 
 Each block's HTML is inserted with the same procedure whether it streams in or a finished message is loaded
 with :meth:`MarkdownView.set_text`, so both give the same document.
@@ -55,10 +56,6 @@ _OPENABLE = ("http", "https", "mailto")
 _DIRECT = re.compile(r"<(?:ul|ol|table)\b")
 _LEAD_TAGS = re.compile(r"(?:\s*<[^>]+>)+")
 _THINK_DIM = "#888888"
-#: A refresh that took longer than this (seconds; Qt re-lays out a whole table on any change) …
-TAIL_COST_THROTTLE_S = 0.008
-#: … is followed by tail-only refreshes at most once per this many times its cost (≤ 1/8 of the time).
-TAIL_DUTY_FACTOR = 8.0
 
 
 def palette_theme(palette: QPalette | None = None) -> str:
@@ -113,7 +110,7 @@ class MarkdownView(QTextBrowser):
     def refresh(self) -> bool:
         """Patch the document with what arrived since the last call; True if anything changed.
 
-        Newly stable blocks are inserted at the stable cursor position and only the tail range is replaced.
+        Only the pieces that differ from what is painted (from the first differing one on) are re-inserted.
         """
         md = self.renderer
         version = md.version

@@ -125,3 +125,26 @@ def test_height_follows_document(qtbot) -> None:
     h = v.heightForWidth(400)
     assert h > 200 and heights
     assert v.sizeHint().height() >= h - 1
+
+
+def test_only_changed_pieces_are_reinserted(qtbot, monkeypatch: pytest.MonkeyPatch) -> None:
+    v = MarkdownView(theme="light")
+    qtbot.addWidget(v)
+    inserted: list[str] = []
+    orig = MarkdownView._insert_piece
+    monkeypatch.setattr(MarkdownView, "_insert_piece", lambda self, c, h, p: (inserted.append(h), orig(self, c, h, p)))
+    v.append_text("Intro\n\n```python\n" + "".join(f"x = {i}\n" for i in range(40)))
+    v.refresh()
+    inserted.clear()
+    v.append_text("y = 1\n")
+    v.refresh()
+    assert len(inserted) == 1 and "39" in inserted[0] and "32" in inserted[0]  # only the last code piece
+    inserted.clear()
+    v.append_text("```\n\nAfter.")
+    v.refresh()  # the fence became stable: its unchanged pieces stay painted
+    assert len(inserted) <= 2 and any("After." in h for h in inserted)
+    v.finish()
+    one_shot = MarkdownView(theme="light")
+    qtbot.addWidget(one_shot)
+    one_shot.set_text(v.renderer.text)
+    assert v.toPlainText() == one_shot.toPlainText()
