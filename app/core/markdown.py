@@ -60,6 +60,7 @@ __all__ = [
     "BIG_TAIL_CHARS",
     "BIG_TAIL_GROWTH",
     "PIECE",
+    "TABLE_GROUP_ROWS",
     "IncrementalMarkdown",
     "is_safe_url",
     "render_markdown",
@@ -132,7 +133,7 @@ PIECE = "<!--brook-piece-->"
 #: Code lines per piece of a top-level code block (only the last, growing piece changes while it streams).
 CODE_PIECE_LINES = 16
 #: Body rows per ``<table>`` piece of a top-level markdown table (the groups share explicit column widths).
-TABLE_GROUP_ROWS = 12
+TABLE_GROUP_ROWS = 8
 
 
 def code_block_html(inner: str, lang: str, copy_href: str, theme: CodeTheme, pieces: bool = True) -> str:
