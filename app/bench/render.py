@@ -135,6 +135,9 @@ def measure_frames(text: str, tokens_per_s: float = 2000.0, tick_ms: int = 16) -
     from app.ui.markdown_view import MarkdownView
 
     app = QApplication.instance() or QApplication([])
+    from app.core.highlight import warm_up
+
+    warm_up()  # as the app does while the model loads: lexers are built before the first reply
     area = QScrollArea()
     area.setWidgetResizable(True)
     # A scroll bar that appears later would change the width: a full re-layout of the whole document.

@@ -61,6 +61,7 @@ __all__ = [
     "BIG_TAIL_GROWTH",
     "PIECE",
     "TABLE_GROUP_ROWS",
+    "TABLE_WIDTH_ROWS",
     "IncrementalMarkdown",
     "is_safe_url",
     "render_markdown",
@@ -131,9 +132,15 @@ def _theme(env: dict[str, Any]) -> CodeTheme:
 #: its document piece by piece and re-inserts only the pieces that changed since the last refresh.
 PIECE = "<!--brook-piece-->"
 #: Code lines per piece of a top-level code block (only the last, growing piece changes while it streams).
-CODE_PIECE_LINES = 16
-#: Body rows per ``<table>`` piece of a top-level markdown table (the groups share explicit column widths).
-TABLE_GROUP_ROWS = 8
+#: Smaller pieces make each tick's re-insert cheaper (``python -m app.bench render``, frame interval p99 on this
+#: 2-core machine, code lines / table rows per piece: 16/8 → 24.9 ms, 8/4 → 22.2–22.7, 8/3 → 21.4, 4/2 → 19.5,
+#: 8/2 → 18.5).
+CODE_PIECE_LINES = 8
+#: Body rows per ``<table>`` piece of a top-level markdown table (the groups share explicit column widths):
+#: Qt re-lays out a whole table on any change, so the open piece is kept small.
+TABLE_GROUP_ROWS = 2
+#: Body rows whose cell lengths set a split table's column widths (and the least rows a table needs to be split).
+TABLE_WIDTH_ROWS = 8
 
 
 def code_block_html(inner: str, lang: str, copy_href: str, theme: CodeTheme, pieces: bool = True) -> str:
@@ -268,9 +275,9 @@ def _render_math_block(self: Any, tokens: list[Token], idx: int, options: Any, e
 def _table_layout(tokens: list[Token], idx: int) -> tuple[list[int] | None, int]:
     """Column widths (percent) of the table opening at ``idx`` and its number of body rows.
 
-    The widths depend only on the header and the first :data:`TABLE_GROUP_ROWS` body rows (source length of
-    each cell, clamped), so they are final once the first group is complete: a streamed table and the
-    one-shot render give the same groups. A table of a single group gets no widths (natural layout).
+    The widths depend only on the header and the first :data:`TABLE_WIDTH_ROWS` body rows (source length of
+    each cell, clamped), so they are final once those rows are complete: a streamed table and the one-shot
+    render give the same groups. A table of fewer body rows gets no widths (natural layout, one piece).
     """
     lengths: list[int] = []
     rows = -1  # the header row is row -1 … body rows count from 0
@@ -282,14 +289,14 @@ def _table_layout(tokens: list[Token], idx: int) -> tuple[list[int] | None, int]
         if tok.type == "tr_open":
             rows += 1
             col = 0
-        elif tok.type == "inline" and rows < TABLE_GROUP_ROWS:
+        elif tok.type == "inline" and rows < TABLE_WIDTH_ROWS:
             n = min(max(len(tok.content), 3), 48)
             if col < len(lengths):
                 lengths[col] = max(lengths[col], n)
             else:
                 lengths.append(n)
             col += 1
-    if rows < TABLE_GROUP_ROWS or not lengths:
+    if rows < TABLE_WIDTH_ROWS or not lengths:
         return None, rows + 1
     total = sum(lengths)
     widths = [max(4, 100 * n // total) for n in lengths]

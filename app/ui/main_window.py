@@ -330,6 +330,9 @@ class MainWindow(QMainWindow):
                 loop.call_soon_threadsafe(self._on_progress, fraction)
 
         loading = loop.run_in_executor(None, self.engine.load, progress)
+        from app.core.highlight import warm_up as warm_up_lexers
+
+        self._lexers_warm = loop.run_in_executor(None, warm_up_lexers)
         self._warm_up_renderer()
         try:
             await loading

@@ -9,7 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from app.core.markdown import PIECE, TABLE_GROUP_ROWS, IncrementalMarkdown, is_safe_url, render_markdown, split_thinking
+from app.core.markdown import (
+    CODE_PIECE_LINES,
+    PIECE,
+    TABLE_GROUP_ROWS,
+    IncrementalMarkdown,
+    is_safe_url,
+    render_markdown,
+    split_thinking,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -211,13 +219,14 @@ def test_long_table_is_split_into_row_groups_with_equal_widths() -> None:
 
 
 def test_code_block_pieces() -> None:
-    code = "".join(f"x = {i}\n" for i in range(40))
+    n = CODE_PIECE_LINES
+    code = "".join(f"x = {i}\n" for i in range(2 * n + n // 2))
     out = render_markdown(f"```python\n{code}```\n")
     pieces = out.split(PIECE)
-    assert len(pieces) == 1 + 3  # header, then 16 + 16 + 8 lines
+    assert len(pieces) == 1 + 3  # header, then n + n + n/2 lines
     assert ">python<" in pieces[0] and "brook-copy:0" in pieces[0] and "<pre" not in pieces[0]
     assert all(p.startswith("<pre") for p in pieces[1:])
-    assert [p.count("\n") for p in pieces[1:]] == [16, 16, 8]  # lines joined by \n, plus the trailing one
+    assert [p.count("\n") for p in pieces[1:]] == [n, n, n // 2]  # lines joined by \n, plus the trailing one
     assert "margin-bottom:8px" in pieces[-1] and "margin-bottom:8px" not in pieces[1]
     nested = render_markdown(f"> ```python\n> {code[:20]}> ```\n")
     assert PIECE not in nested and "<pre" in nested

@@ -9,6 +9,7 @@ import pytest
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices, QGuiApplication, QTextCursor
 
+from app.core.markdown import CODE_PIECE_LINES
 from app.ui.markdown_view import MarkdownView
 
 
@@ -133,12 +134,14 @@ def test_only_changed_pieces_are_reinserted(qtbot, monkeypatch: pytest.MonkeyPat
     inserted: list[str] = []
     orig = MarkdownView._insert_piece
     monkeypatch.setattr(MarkdownView, "_insert_piece", lambda self, c, h, p: (inserted.append(h), orig(self, c, h, p)))
-    v.append_text("Intro\n\n```python\n" + "".join(f"x = {i}\n" for i in range(40)))
+    n = CODE_PIECE_LINES
+    last = 2 * n + n // 2 - 1                       # the last, partial piece holds lines 2n … last
+    v.append_text("Intro\n\n```python\n" + "".join(f"x = {i}\n" for i in range(last + 1)))
     v.refresh()
     inserted.clear()
     v.append_text("y = 1\n")
     v.refresh()
-    assert len(inserted) == 1 and "39" in inserted[0] and "32" in inserted[0]  # only the last code piece
+    assert len(inserted) == 1 and f"{last}" in inserted[0] and f"{2 * n}" in inserted[0]  # only the last piece
     inserted.clear()
     v.append_text("```\n\nAfter.")
     v.refresh()  # the fence became stable: its unchanged pieces stay painted
