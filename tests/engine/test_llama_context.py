@@ -53,3 +53,31 @@ def test_a_single_message_longer_than_the_window_is_a_clear_error(small_engine) 
     huge = [{"role": "user", "content": "word " * 2000}]
     with pytest.raises(ContextOverflowError, match="context window"):
         list(small_engine.stream(huge, PARAMS, threading.Event()))
+
+
+def test_stop_during_prefill_returns_at_once_and_leaves_the_model_consistent(bundled_model) -> None:
+    import time
+
+    engine = LlamaEngine(bundled_model, n_ctx=4096)
+    engine.load()
+    try:
+        def say() -> str:
+            return "".join(c.text for c in engine.stream([{"role": "user", "content": "Say hi."}], PARAMS,
+                                                         threading.Event()))
+
+        before = say()
+        long = [{"role": "user", "content": "Summarize: " + " ".join(f"word{i}" for i in range(800))}]
+        stop = threading.Event()
+        out: list = []
+        worker = threading.Thread(target=lambda: out.extend(engine.stream(long, PARAMS, stop)))
+        worker.start()
+        time.sleep(0.5)                       # well inside a prefill of ~2,400 tokens (seconds on a CPU)
+        assert worker.is_alive()
+        t0 = time.perf_counter()
+        stop.set()
+        worker.join(10)
+        assert not worker.is_alive() and out == []
+        assert time.perf_counter() - t0 < 1.0   # liveness bound; the stop benchmark measures the latency
+        assert say() == before                 # the aborted prefill left no stale KV cache behind
+    finally:
+        engine.unload()
