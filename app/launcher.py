@@ -122,26 +122,42 @@ def main(argv: list[str] | None = None) -> int:
     async def run() -> int:
         closed = asyncio.Event()
         app.lastWindowClosed.connect(closed.set)
+        if not window.isVisible():          # closed before the loop ran
+            closed.set()
         load = asyncio.ensure_future(window.load_model())
         if args.smoke_test:
             from app.smoke import run_smoke_test
 
             code = await run_smoke_test(window, load, args)
         else:
-            ok = await load
-            if not ok:
+            closing = asyncio.ensure_future(closed.wait())
+            await asyncio.wait({load, closing}, return_when=asyncio.FIRST_COMPLETED)
+            if load.done() and not load.result():
                 print(f"brook: {window.load_error}", file=sys.stderr)
-            await closed.wait()
+            await closing
             code = 0
         await window.shutdown()
-        if not load.done():
-            load.cancel()
         return code
 
     with loop:
         result = loop.run_until_complete(run())
     store.close()
+    if _native_work_running(window):
+        # A thread is still inside llama.cpp (a model load, or a prefill that could not be aborted): letting
+        # the interpreter finalise under it crashes (segfault). Everything is saved; leave without finalising.
+        log.warning("exiting while the model is still busy in a worker thread")
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(result)
     return result
+
+
+def _native_work_running(window: object) -> bool:
+    from app.core.stream import live_streams
+
+    loading = getattr(window, "loading", None)
+    return any(s.alive for s in live_streams()) or (loading is not None and not loading.done())
 
 
 if __name__ == "__main__":  # pragma: no cover

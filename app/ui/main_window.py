@@ -77,6 +77,7 @@ class MainWindow(QMainWindow):
         self.model_state = "loading"
         self.load_error: str | None = None
         self._loaded = asyncio.Event()
+        self.loading: asyncio.Future[None] | None = None    # the engine's load, while it runs in a thread
         self._closing = False
 
         self.setWindowTitle("Brook")
@@ -329,7 +330,7 @@ class MainWindow(QMainWindow):
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(self._on_progress, fraction)
 
-        loading = loop.run_in_executor(None, self.engine.load, progress)
+        loading = self.loading = loop.run_in_executor(None, self.engine.load, progress)
         from app.core.highlight import warm_up as warm_up_lexers
 
         self._lexers_warm = loop.run_in_executor(None, warm_up_lexers)
