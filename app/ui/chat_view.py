@@ -6,7 +6,9 @@ app uses; the 24 px slack absorbs a partially visible last line).
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+import math
+
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QFrame,
@@ -15,6 +17,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QScrollArea,
     QSizePolicy,
+    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -62,6 +65,57 @@ class ChatInput(QPlainTextEdit):
         super().keyPressEvent(e)
 
 
+class PlainTextView(QTextBrowser):
+    """The user's own words, shown exactly as typed (no markdown), selectable, as tall as its text.
+
+    A ``QLabel`` with word wrap re-lays out its whole text each time the message list's layout asks for its
+    height — on every render tick of a streaming reply below it, so a pasted 300 KB log froze streaming. A
+    ``QTextDocument`` keeps its layout: asking again at the same width costs nothing.
+    """
+
+    def __init__(self, text: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setOpenLinks(False)
+        self.setStyleSheet("background: transparent")
+        self.document().setDocumentMargin(0)
+        self._heights: dict[int, int] = {}
+        self.setPlainText(text)
+        policy = QSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        policy.setHeightForWidth(True)
+        self.setSizePolicy(policy)
+        self.document().documentLayout().documentSizeChanged.connect(lambda _s: self.updateGeometry())
+
+    def hasHeightForWidth(self) -> bool:
+        return True
+
+    def heightForWidth(self, width: int) -> int:
+        """Height (px) at ``width``, cached per width: the shown document is laid out only at the view's own
+        width (by Qt); other widths a layout probes are measured once on a copy."""
+        cached = self._heights.get(width)
+        if cached is not None:
+            return cached
+        m = self.contentsMargins()
+        text_width = max(1, width - m.left() - m.right())
+        doc = self.document()
+        if doc.textWidth() != text_width:
+            doc = doc.clone(self)
+            doc.setTextWidth(text_width)
+        height = math.ceil(doc.size().height()) + m.top() + m.bottom()
+        if doc is not self.document():
+            doc.deleteLater()
+        if len(self._heights) > 16:
+            self._heights.clear()
+        self._heights[width] = height
+        return height
+
+    def sizeHint(self) -> QSize:
+        width = self.width() if self.width() > 0 else 400
+        return QSize(width, self.heightForWidth(width))
+
+
 class MessageWidget(QFrame):
     """One message: a header (who, status) and its body (a ``MarkdownView`` for replies, plain text for the
     user's own words, which are shown exactly as typed)."""
@@ -90,11 +144,7 @@ class MessageWidget(QFrame):
             if message.text and message.status.final:
                 self.view.set_text(message.text)
         else:
-            body = QLabel(message.text)
-            body.setTextFormat(Qt.TextFormat.PlainText)
-            body.setWordWrap(True)
-            body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            lay.addWidget(body)
+            lay.addWidget(PlainTextView(message.text, self))
         self.error = QLabel("")
         self.error.setObjectName("messageError")
         self.error.setWordWrap(True)

@@ -95,6 +95,7 @@ class MarkdownView(QTextBrowser):
         self.anchorClicked.connect(self._on_anchor)
         self.document().documentLayout().documentSizeChanged.connect(self._on_size_changed)
         self._height = -1
+        self._probe_heights: dict[int, int] = {}
         self._fmt_cache: dict[str, tuple[QTextBlockFormat, QTextCharFormat]] = {}
         self._expanded = True  # thinking section shown while the model reasons
         self._user_toggled = False
@@ -173,15 +174,30 @@ class MarkdownView(QTextBrowser):
         return True
 
     def heightForWidth(self, width: int) -> int:
+        """Height (px) of the message at ``width``. At the view's own width this is the shown document's height
+        (Qt keeps it laid out at that width). Other widths, which layouts probe, are measured on a copy and
+        cached until the document changes: laying the shown document out at a probe width would re-lay out the
+        whole message twice per tick and leave layouts with stale heights (a clipped last line)."""
         doc = self.document()
         margins = self.contentsMargins()
-        if width != self.width() or doc.textWidth() <= 0:
-            # Asked about another width (a layout probing): lay out at that width. At the current width the
-            # document already has the viewport's width; re-setting it would re-lay out the whole message.
-            text_width = max(1, width - margins.left() - margins.right())
-            if doc.textWidth() != text_width:
-                doc.setTextWidth(text_width)
-        return math.ceil(doc.size().height()) + margins.top() + margins.bottom()
+        extra = margins.top() + margins.bottom()
+        if width == self.width() and doc.textWidth() > 0:
+            return math.ceil(doc.size().height()) + extra
+        hit = self._probe_heights.get(width)
+        if hit is not None:
+            return hit
+        text_width = max(1, width - margins.left() - margins.right())
+        if doc.textWidth() <= 0:                 # not shown yet: lay the document itself out
+            doc.setTextWidth(text_width)
+            height = math.ceil(doc.size().height()) + extra
+        else:
+            probe = doc.clone()
+            probe.setTextWidth(text_width)
+            height = math.ceil(probe.size().height()) + extra
+        if len(self._probe_heights) > 8:
+            self._probe_heights.clear()
+        self._probe_heights[width] = height
+        return height
 
     def sizeHint(self) -> QSize:
         width = self.width() if self.width() > 0 else 400
@@ -191,6 +207,7 @@ class MarkdownView(QTextBrowser):
         return QSize(50, 20)
 
     def _on_size_changed(self, *_: object) -> None:
+        self._probe_heights.clear()
         margins = self.contentsMargins()
         height = math.ceil(self.document().size().height()) + margins.top() + margins.bottom()
         if height != self._height:

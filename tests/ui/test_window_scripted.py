@@ -144,3 +144,17 @@ def test_regenerate_replaces_the_last_reply(make_window, qloop, tmp_path) -> Non
     assert [m.text for m in saved] == ["hello", second.text]
     w.new_chat()
     assert w.regenerate() is None                                             # nothing to regenerate
+
+
+def test_user_text_is_shown_as_typed_and_not_laid_out_again_per_tick(qtbot) -> None:
+    from app.ui.chat_view import PlainTextView
+
+    text = "<b>not bold</b> **not markdown** " + "word " * 200 + "\n" + "\n".join(f"log {i}" for i in range(2000))
+    view = PlainTextView(text)
+    qtbot.addWidget(view)
+    view.resize(500, 100)
+    assert view.toPlainText() == text
+    shown_width = view.document().textWidth()
+    heights = {w: view.heightForWidth(w) for w in (300, 500, 300, 500)}
+    assert heights[300] > heights[500] > 2000 * 10          # taller when narrower; every line counted
+    assert view.document().textWidth() == shown_width         # probing other widths left the shown layout alone
