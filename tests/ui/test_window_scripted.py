@@ -158,3 +158,16 @@ def test_user_text_is_shown_as_typed_and_not_laid_out_again_per_tick(qtbot) -> N
     heights = {w: view.heightForWidth(w) for w in (300, 500, 300, 500)}
     assert heights[300] > heights[500] > 2000 * 10          # taller when narrower; every line counted
     assert view.document().textWidth() == shown_width         # probing other widths left the shown layout alone
+
+
+def test_finished_reply_is_shown_whole(make_window, qloop, corpus_dir) -> None:
+    text = (corpus_dir / "answers" / "01_python_code.md").read_text("utf-8")
+    w = make_window(ScriptedEngine(text, tokens_per_s=0), Store(":memory:"))
+    w.resize(1100, 800)
+    reply = w.send("show me")
+    _run(qloop, _until(lambda: reply.status.final and not w.generating))
+    _run(qloop, asyncio.sleep(0.3))
+    widget = w.chat.widgets[-1]
+    view = widget.view
+    assert widget.figures.isVisible()
+    assert view.height() >= view.document().size().height()      # no clipped last line
