@@ -22,7 +22,7 @@ log = logging.getLogger("brook")
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="brook", description="Brook: chat with a local language model.")
     p.add_argument("--model", metavar="PATH", help="a GGUF model file (default: the bundled SmolLM2-135M-Instruct)")
-    p.add_argument("--n-ctx", type=int, default=None, help="context window in tokens (default 4096)")
+    p.add_argument("--n-ctx", type=_n_ctx, default=None, help="context window in tokens (default 4096, at least 128)")
     p.add_argument("--slow-ms", type=float, default=0.0, metavar="N",
                    help="add N ms per token, to watch streaming happen (a debugging aid)")
     p.add_argument("--scripted", action="store_true",
@@ -37,6 +37,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prompt", help="with --smoke-test: the prompt to send instead of the fixed one")
     p.add_argument("--debug", action="store_true", help="debug logging (per-reply timing lines) on stderr")
     return p
+
+
+def _n_ctx(value: str) -> int:
+    n = int(value)
+    if n < 128:
+        raise argparse.ArgumentTypeError("the context window must be at least 128 tokens")
+    return n
 
 
 def setup_logging(debug: bool) -> None:

@@ -57,30 +57,75 @@ class AppSettings:
 
     @classmethod
     def load(cls, path: Path | None = None) -> AppSettings:
-        """Read settings; a missing or unreadable file gives the defaults (logged, never raised)."""
+        """Read settings; never raises. A missing or unreadable file gives the defaults; a value of the wrong
+        type or out of range is replaced by its default (each logged), so a hand-edited file cannot stop the app."""
         path = path or config_dir() / "settings.json"
         try:
-            raw: dict[str, Any] = json.loads(path.read_text("utf-8"))
+            raw: Any = json.loads(path.read_text("utf-8"))
         except FileNotFoundError:
             return cls()
         except (OSError, ValueError) as exc:
             log.warning("settings file %s unreadable (%s); using defaults", path, exc)
             return cls()
-        known = {f.name for f in fields(cls)}
-        kwargs = {k: v for k, v in raw.items() if k in known and k != "generation"}
-        gen_known = {f.name for f in fields(GenerationParams)}
-        gen = {k: v for k, v in (raw.get("generation") or {}).items() if k in gen_known}
-        if "stop" in gen:
-            gen["stop"] = tuple(gen["stop"])
-        try:
-            return cls(**kwargs, generation=GenerationParams(**gen))
-        except TypeError as exc:
-            log.warning("settings file %s has bad values (%s); using defaults", path, exc)
+        if not isinstance(raw, dict):
+            log.warning("settings file %s is not a JSON object; using defaults", path)
             return cls()
-
+        defaults = cls()
+        kwargs = _checked(raw, defaults, path)
+        gen_raw = raw.get("generation")
+        gen = defaults.generation
+        if isinstance(gen_raw, dict):
+            gen = GenerationParams(**_checked(gen_raw, gen, path))
+        elif gen_raw is not None:
+            log.warning("settings file %s: 'generation' is not an object; using defaults", path)
+        kwargs.pop("generation", None)
+        return cls(**kwargs, generation=gen)
     def save(self, path: Path | None = None) -> None:
         """Write atomically (temp file + rename) so a crash never leaves a half-written file."""
         path = path or config_dir() / "settings.json"
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(asdict(self), indent=2), "utf-8")
         os.replace(tmp, path)
+
+
+#: Allowed ranges of numeric settings (inclusive); values outside fall back to the default.
+_RANGES: dict[str, tuple[float, float]] = {
+    "n_ctx": (128, 1 << 20), "first_token_timeout_s": (0.1, 86400.0), "total_timeout_s": (0.1, 7 * 86400.0),
+    "temperature": (0.0, 5.0), "top_p": (0.0, 1.0), "top_k": (0, 100000), "repeat_penalty": (0.0, 10.0),
+    "max_tokens": (1, 1 << 20), "seed": (0, (1 << 32) - 1),
+}
+
+
+def _checked(raw: dict[str, Any], defaults: Any, path: Path) -> dict[str, Any]:
+    """The entries of ``raw`` that name a field of ``defaults`` and have that field's type (and range)."""
+    out: dict[str, Any] = {}
+    for f in fields(defaults):
+        if f.name not in raw:
+            continue
+        value, default = raw[f.name], getattr(defaults, f.name)
+        ok = _same_kind(value, default, f.name)
+        if ok and isinstance(value, (int, float)) and not isinstance(value, bool) and f.name in _RANGES:
+            lo, hi = _RANGES[f.name]
+            ok = lo <= value <= hi
+        if ok:
+            out[f.name] = tuple(value) if isinstance(default, tuple) else value
+        else:
+            log.warning("settings file %s: bad value for %r (%r); using %r", path, f.name, value, default)
+    return out
+
+
+def _same_kind(value: Any, default: Any, name: str) -> bool:
+    if isinstance(value, bool) or isinstance(default, bool):
+        return isinstance(value, bool) and isinstance(default, bool)
+    if default is None:                      # optional fields: model_path (str), seed (int)
+        return value is None or isinstance(value, str if name == "model_path" else int)
+    if isinstance(default, float):
+        return isinstance(value, (int, float))
+    if isinstance(default, int):
+        return isinstance(value, int)
+    if isinstance(default, str):
+        return isinstance(value, str)
+    if isinstance(default, (list, tuple)):
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    return isinstance(value, dict)
+

@@ -59,6 +59,7 @@ class Store:
 
     def __init__(self, path: str | Path) -> None:
         self.path = path
+        self.problem: str | None = None      # set by open_or_recover when the history could not be used
         self.db = sqlite3.connect(str(path), isolation_level=None)
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA foreign_keys = ON")
@@ -69,15 +70,43 @@ class Store:
 
     @classmethod
     def open_or_recover(cls, path: Path) -> Store:
-        """Open ``path``; if it is corrupt, rename it to ``*.corrupt-<time>`` (kept for the user) and start a new
-        history."""
+        """Open the history at ``path``; never raises. Sets ``problem`` (a sentence for the window) when the
+        history could not be used as it is:
+
+        - the file is not a database (corrupt): it is renamed ``*.corrupt-<time>`` together with its ``-wal``
+          and ``-shm`` files (kept for the user) and a new history starts;
+        - it cannot be opened or written (locked by another program, read-only folder, disk full): nothing is
+          moved; this session keeps its chats in memory only.
+        """
         try:
-            return cls(path)
+            store = cls(path)
+            store.db.execute("BEGIN IMMEDIATE")      # writable and not locked?
+            store.db.execute("ROLLBACK")
+            return store
+        except sqlite3.OperationalError as exc:   # locked, unreadable folder, read-only: not corruption
+            log.error("history %s cannot be used (%s); chats are kept in memory this session", path, exc)
+            store = cls(":memory:")
+            store.problem = (f"Chat history can't be saved this session: {path} cannot be opened for writing "
+                             f"({exc}). Close other programs using it, or check the folder's permissions.")
+            return store
         except sqlite3.DatabaseError as exc:
-            aside = path.with_name(f"{path.name}.corrupt-{int(time.time())}")
+            stamp = int(time.time())
+            aside = path.with_name(f"{path.name}.corrupt-{stamp}")
             log.error("history %s unreadable (%s); moved to %s", path, exc, aside)
-            path.rename(aside)
-            return cls(path)
+            try:
+                for suffix in ("", "-wal", "-shm"):
+                    part = path.with_name(path.name + suffix)
+                    if part.exists():
+                        part.rename(path.with_name(f"{path.name}{suffix}.corrupt-{stamp}"))
+                store = cls(path)
+            except (OSError, sqlite3.Error) as exc2:
+                log.error("could not start a new history at %s (%s)", path, exc2)
+                store = cls(":memory:")
+                store.problem = f"Chat history can't be saved this session: {path} is damaged and read-only."
+                return store
+            store.problem = (f"The chat history file was damaged and has been set aside as {aside.name}; "
+                             "a new history was started.")
+            return store
 
     def migrate(self) -> None:
         version = self.db.execute("PRAGMA user_version").fetchone()[0]

@@ -201,6 +201,9 @@ class MainWindow(QMainWindow):
         apply_style(self)
         self._set_idle(True)
         self.refresh_history()
+        self._save_warned = False
+        if store is not None and store.problem:
+            self.chat.add_notice(f"⚠ {store.problem}", "errorNotice")
         self.input.setFocus()
 
     # model and settings --------------------------------------------------------------------------------
@@ -308,8 +311,12 @@ class MainWindow(QMainWindow):
             self.store.save_message(conv, msg)
             if new:
                 self.refresh_history()
-        except Exception:  # the chat must go on even if the disk is full
-            log.exception("saving message %s failed", msg.id)
+        except Exception as exc:  # the chat must go on even if the disk is full
+            log.error("saving message %s failed: %s", msg.id, exc)
+            if not self._save_warned:
+                self._save_warned = True
+                self.chat.add_notice(f"⚠ This chat can't be saved to the history ({exc}); it stays on screen "
+                                     "until you close Brook.", "errorNotice")
 
     def _save_streaming(self) -> None:
         for rid in list(self._tasks):

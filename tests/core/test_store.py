@@ -61,3 +61,34 @@ def test_corrupt_history_file_is_moved_aside_not_lost(tmp_path: Path) -> None:
     assert store.list_conversations() == []
     aside = list(tmp_path.glob("h.sqlite3.corrupt-*"))
     assert len(aside) == 1 and aside[0].read_bytes().startswith(b"this is not a database")
+    assert store.problem and "set aside" in store.problem
+
+
+def test_locked_history_is_not_mistaken_for_corruption(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "h.sqlite3"
+    first = Store(path)
+    first.save_message(Conversation(), Message(Role.USER, "keep me"))
+    locker = sqlite3.connect(str(path), isolation_level=None, timeout=0.1)
+    locker.execute("BEGIN EXCLUSIVE")
+    try:
+        import time as _time
+
+        t0 = _time.perf_counter()
+        second = Store.open_or_recover(path)
+        assert second.problem and "can't be saved" in second.problem
+        assert _time.perf_counter() - t0 < 30
+    finally:
+        locker.execute("ROLLBACK")
+        locker.close()
+    assert not list(tmp_path.glob("*.corrupt-*"))             # nothing moved aside
+    assert [m.text for m in Store(path).load_conversation(1).messages] == ["keep me"]
+
+
+def test_unwritable_folder_keeps_chats_in_memory(tmp_path: Path) -> None:
+    store = Store.open_or_recover(tmp_path / "missing-folder" / "h.sqlite3")
+    assert store.problem and "can't be saved" in store.problem
+    conv = Conversation()
+    store.save_message(conv, conv.add(Message(Role.USER, "still works")))
+    assert store.list_conversations()[0].messages == 1
