@@ -20,22 +20,27 @@ log = logging.getLogger("brook.settings")
 APP_NAME = "Brook"
 
 
-def config_dir() -> Path:
-    p = Path(os.environ.get("BROOK_CONFIG_DIR") or platformdirs.user_config_dir(APP_NAME, appauthor=False))
-    p.mkdir(parents=True, exist_ok=True)
+def _folder(p: Path) -> Path:
+    """``p``, created if missing; never raises (a read-only disk is reported where files are opened)."""
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        log.warning("cannot create folder %s: %s", p, exc)
     return p
+
+
+def config_dir() -> Path:
+    """Settings folder (platformdirs' user config dir, or ``BROOK_CONFIG_DIR``)."""
+    return _folder(Path(os.environ.get("BROOK_CONFIG_DIR") or platformdirs.user_config_dir(APP_NAME, appauthor=False)))
 
 
 def data_dir() -> Path:
-    p = Path(os.environ.get("BROOK_DATA_DIR") or platformdirs.user_data_dir(APP_NAME, appauthor=False))
-    p.mkdir(parents=True, exist_ok=True)
-    return p
+    """History and logs folder (platformdirs' user data dir, or ``BROOK_DATA_DIR``)."""
+    return _folder(Path(os.environ.get("BROOK_DATA_DIR") or platformdirs.user_data_dir(APP_NAME, appauthor=False)))
 
 
 def log_dir() -> Path:
-    p = data_dir() / "logs"
-    p.mkdir(parents=True, exist_ok=True)
-    return p
+    return _folder(data_dir() / "logs")
 
 
 @dataclass

@@ -40,3 +40,18 @@ def test_round_trip(tmp_path: Path) -> None:
     s = AppSettings(n_ctx=1024, generation=GenerationParams(temperature=0.1, stop=("END",)), system_prompt="Be brief.")
     s.save(path)
     assert AppSettings.load(path) == s
+
+
+def test_unusable_folders_do_not_stop_the_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.core.settings import config_dir, data_dir
+    from app.core.store import Store
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("BROOK_CONFIG_DIR", str(blocker / "config"))
+    monkeypatch.setenv("BROOK_DATA_DIR", str(blocker / "data"))
+    assert AppSettings.load() == AppSettings()
+    store = Store.open_or_recover(data_dir() / "history.sqlite3")
+    assert store.problem
+    with pytest.raises(OSError):
+        AppSettings().save(config_dir() / "settings.json")   # saving reports it; the window logs it
