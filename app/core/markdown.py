@@ -115,7 +115,30 @@ def _build_parser() -> MarkdownIt:
     md.add_render_rule("td_open", _render_cell_open)
     md.add_render_rule("code_inline", _render_code_inline)
     md.add_render_rule("blockquote_open", _render_blockquote_open)
+    md.block.ruler.before("table", "brook_too_deep", _too_deep, {"alt": []})
     return md
+
+
+#: Block nesting level (a list level counts 2: list + item; a quote 1) from which the rest of a nested block
+#: is shown as literal text. markdown-it's own guard (``maxNesting`` = 20 in the CommonMark preset) silently
+#: DROPS everything past it — the rest of the nested block and, for lists, what follows the list.
+DEEP_LEVEL = 16
+
+
+def _too_deep(state: Any, start_line: int, end_line: int, silent: bool) -> bool:
+    """Block rule: at ``DEEP_LEVEL`` and deeper, keep the remaining lines of this nested range as a literal code
+    block instead of parsing (and, past ``maxNesting``, losing) them."""
+    if state.level < DEEP_LEVEL or silent:
+        return False
+    lines = []
+    for n in range(start_line, end_line):
+        first = state.bMarks[n] + min(state.tShift[n], state.blkIndent)
+        lines.append(state.src[first:state.eMarks[n]])
+    token = state.push("code_block", "code", 0)
+    token.content = "\n".join(lines) + "\n"
+    token.map = [start_line, end_line]
+    state.line = end_line
+    return True
 
 
 _esc = html.escape

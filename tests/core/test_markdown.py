@@ -292,3 +292,20 @@ def test_200kb_line_in_a_fence_streams_with_bounded_ticks() -> None:
     md.finish()
     assert md.html == render_markdown(text)
     assert worst < 0.1, f"slowest feed took {worst * 1000:.1f} ms"
+
+
+@pytest.mark.parametrize("text", [
+    "".join("  " * i + f"- item {i}\n" for i in range(40)) + "\nAfter the list.\n",
+    "".join(">" * i + f" quote {i}\n" for i in range(1, 80)) + "\nAfter the quotes.\n",
+    "".join("  " * i + f"{i}. step {i}\n" for i in range(25)) + "Tail paragraph.\n",
+])
+def test_deep_nesting_keeps_every_word(text: str) -> None:
+    out = render_markdown(text)
+    plain = re.sub(r"<[^>]+>", "", out)
+    words = re.findall(r"(?:item|quote|step) \d+|After the \w+\.|Tail paragraph\.", text)
+    assert words and all(w in plain for w in words)
+    md = IncrementalMarkdown()
+    for i in range(0, len(text), 7):
+        md.feed(text[i:i + 7])
+    md.finish()
+    assert md.html == out
