@@ -213,9 +213,18 @@ class MainWindow(QMainWindow):
             self._switch_task = asyncio.ensure_future(self.switch_model(path))
 
     async def switch_model(self, path: str) -> bool:
-        """Unload the current model (stopping a reply first) and load ``path`` in the background."""
+        """Load the GGUF at ``path`` instead of the current model (stopping a reply first). A file that is not
+        a readable GGUF is refused before anything is unloaded; if llama.cpp then fails to load it, the previous
+        model is loaded again, so a bad file never leaves the window without a model."""
+        from app.engine.base import EngineError
         from app.engine.llama import LlamaEngine
+        from app.engine.models import check_gguf
 
+        try:
+            check_gguf(path)
+        except EngineError as exc:
+            self.chat.add_notice(f"⚠ {exc}", "errorNotice")
+            return False
         self.stop()
         old = self.engine
         self._loaded.clear()
@@ -232,7 +241,14 @@ class MainWindow(QMainWindow):
             self.settings.model_path = path
             self.settings.recent_models = [path, *[p for p in self.settings.recent_models if p != path]][:10]
             self._persist_settings()
-        return ok
+            return True
+        failed = self.load_error
+        self.engine = old
+        self.scheduler = scheduler_for(old)
+        self.model_label.setText(old.name)
+        if await self.load_model():
+            self.chat.add_notice(f"Kept {old.name}: the other model could not be loaded ({failed}).", "notice")
+        return False
 
     def edit_settings(self) -> None:
         from app.ui.settings_dialog import SettingsDialog
