@@ -150,7 +150,8 @@ def _fail(reply: Message, exc: BaseException) -> None:
     reply.status, reply.stop_reason = MessageStatus.ERROR, "error"
     if isinstance(exc, BrookError):
         reply.error = str(exc)
-        log.warning("reply %s failed: %s", reply.id, exc, exc_info=exc)
+        log.warning("reply %s failed: %s", reply.id, exc)          # an expected, explained failure
+        log.debug("reply %s failure detail", reply.id, exc_info=exc)
     else:
         reply.error = f"The model failed while generating: {type(exc).__name__}: {exc}"
         log.error("reply %s failed", reply.id, exc_info=exc)

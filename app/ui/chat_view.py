@@ -164,13 +164,22 @@ class MessageWidget(QFrame):
         m = self.message
         text = STATUS_TEXT.get(m.status, m.status.value)
         if m.status is MessageStatus.DONE and m.stop_reason == "length":
-            text = "cut at the token limit"
+            limit = (m.params or {}).get("max_tokens")
+            made = (m.metrics or {}).get("decode_tokens") or 0
+            text = "cut at the token limit" if limit is None or made >= limit else "cut: the context window is full"
         self.status.setText(text)
         if m.error:
             self.error.setText(m.error)
             self.error.show()
+        elif m.status is MessageStatus.DONE and not m.text.strip():
+            self.error.setText("The model ended its reply without any text. Try again, rephrase, or start a new "
+                               "chat if this one is long.")
+            self.error.show()
         if m.status.final and m.metrics:
             line, tip = format_figures(m.metrics)
+            wait = m.metrics.get("wait_ms") or 0
+            if line and wait > 500:
+                line += f" · waited {wait / 1000:.1f} s for the model"
             if line:
                 self.figures.setText(line)
                 self.figures.setToolTip(tip)

@@ -171,3 +171,12 @@ def test_finished_reply_is_shown_whole(make_window, qloop, corpus_dir) -> None:
     view = widget.view
     assert widget.figures.isVisible()
     assert view.height() >= view.document().size().height()      # no clipped last line
+
+
+def test_an_empty_reply_is_explained(make_window, qloop) -> None:
+    w = make_window(ScriptedEngine([], tokens_per_s=0))
+    reply = w.send("hello")
+    _run(qloop, _until(lambda: reply.status.final and not w.generating))
+    widget = w.chat.widgets[-1]
+    assert reply.status is MessageStatus.DONE and reply.text == ""
+    assert widget.error.isVisibleTo(w) and "without any text" in widget.error.text()
