@@ -192,14 +192,58 @@ def code_block_html(inner: str, lang: str, copy_href: str, theme: CodeTheme, pie
     )
     if not pieces:
         return f'{header}<pre style="{style};margin-bottom:8px">{inner}</pre>\n'
-    lines = inner.split("\n")
+    groups = _code_groups(inner.split("\n"))
     out = [header]
-    for i in range(0, len(lines), CODE_PIECE_LINES):
-        last = i + CODE_PIECE_LINES >= len(lines)
-        bottom = "8px" if last else "0"
-        body = "\n".join(lines[i : i + CODE_PIECE_LINES])
+    for n, group in enumerate(groups):
+        bottom = "8px" if n == len(groups) - 1 else "0"
+        body = "\n".join(group)
         out.append(f'<pre style="{style};margin-bottom:{bottom}">{body}</pre>\n')
     return PIECE.join(out)
+
+
+#: Plain (unhighlighted) code lines longer than this many characters are shown wrapped into blocks of this size
+#: (the copy button still copies the real line): Qt lays a paragraph out in time that grows faster than its
+#: length (~3.5 ms for 1 KB, ~83 ms for 32 KB here), and a streaming line is laid out again every tick — a
+#: 200 KB line took ~900 ms per tick. Blocks of this size keep each tick bounded.
+CODE_WRAP_CHARS = 1_000
+#: A code piece ends after :data:`CODE_PIECE_LINES` lines or once it holds this many characters of plain text.
+CODE_PIECE_CHARS = 2_000
+
+
+def _code_groups(lines: list[str]) -> list[list[str]]:
+    """Group the (escaped/highlighted) lines of a code block into pieces, greedily from the first line, so a
+    growing last line only ever changes the last piece. Long plain lines are cut into blocks first."""
+    groups: list[list[str]] = []
+    group: list[str] = []
+    size = 0
+    for line in lines:
+        for part in _wrap_plain(line):
+            if group and (len(group) >= CODE_PIECE_LINES or size + len(part) > CODE_PIECE_CHARS):
+                groups.append(group)
+                group, size = [], 0
+            group.append(part)
+            if "<" not in part:            # plain text: its length is what Qt lays out (tags would inflate it)
+                size += len(part)
+    groups.append(group)
+    return groups
+
+
+def _wrap_plain(line: str) -> list[str]:
+    """``line`` cut into :data:`CODE_WRAP_CHARS`-character blocks if it is long plain escaped text (no tags);
+    never inside an HTML entity such as ``&amp;``."""
+    if len(line) <= CODE_WRAP_CHARS or "<" in line:
+        return [line]
+    parts = []
+    start = 0
+    while len(line) - start > CODE_WRAP_CHARS:
+        cut = start + CODE_WRAP_CHARS
+        amp = line.rfind("&", cut - 8, cut)
+        if amp != -1 and line.find(";", amp, cut) == -1:
+            cut = amp                      # an entity straddles the cut: cut before it
+        parts.append(line[start:cut])
+        start = cut
+    parts.append(line[start:])
+    return parts
 
 
 def _add_code(env: dict[str, Any], code: str) -> str:

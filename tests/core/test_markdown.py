@@ -309,3 +309,23 @@ def test_deep_nesting_keeps_every_word(text: str) -> None:
         md.feed(text[i:i + 7])
     md.finish()
     assert md.html == out
+
+
+def test_a_huge_single_line_in_a_fence_is_cut_into_bounded_pieces() -> None:
+    from app.core.markdown import CODE_PIECE_CHARS
+
+    line = "abcdefghi&" * 20_000                      # 200 KB, with entities to cut around
+    text = f"```text\n{line}\n```\nAfter.\n"
+    out = render_markdown(text)
+    pieces = out.split(PIECE)
+    code_pieces = [p.split("</pre>")[0] for p in pieces if p.startswith("<pre")]
+    assert len(code_pieces) > 50
+    assert all(len(re.sub(r"<[^>]+>", "", p)) <= CODE_PIECE_CHARS * 1.2 for p in code_pieces)
+    shown = "".join(re.sub(r"<[^>]+>", "", p) for p in code_pieces).replace("\n", "")
+    assert shown.replace("&amp;", "&") == line            # every character shown, no entity cut in two
+    md = IncrementalMarkdown()
+    for i in range(0, len(text), 4096):
+        md.feed(text[i:i + 4096])
+    assert md.code_blocks[0] == line + "\n"               # Copy gives the real line
+    md.finish()
+    assert md.html == out
