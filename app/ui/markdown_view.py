@@ -230,8 +230,12 @@ class MarkdownView(QTextBrowser):
         self._version = -1
 
     def _block_formats(self, html: str) -> tuple[QTextBlockFormat, QTextCharFormat]:
+        """Format of the first block ``html`` makes, cached by its leading tags — and by whether it makes more
+        than one block: a one-line ``<pre>`` piece's first block is also its last and carries the bottom margin,
+        which a multi-line piece's first line must not (a white band between code lines)."""
         m = _LEAD_TAGS.match(html)
-        key = m.group(0) if m else ""
+        multi = html.startswith("<pre") and "\n" in html.strip()[:-6]
+        key = (m.group(0) if m else "") + ("|multi" if multi else "")
         hit = self._fmt_cache.get(key)
         if hit is None:
             tmp = QTextDocument()
