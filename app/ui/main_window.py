@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import replace
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
@@ -587,9 +586,6 @@ class MainWindow(QMainWindow):
         self._widgets.clear()
         self.history.clearSelection()
         self.input.setFocus()
-
-    def with_params(self, **changes: object) -> GenerationParams:
-        return replace(self.params, **changes)  # type: ignore[arg-type]
 
     # shutdown ------------------------------------------------------------------------------------------
     async def shutdown(self, join_timeout_s: float = 1.5) -> None:
