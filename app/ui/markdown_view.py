@@ -318,8 +318,11 @@ class MarkdownView(QTextBrowser):
                 start = 0
             else:
                 cursor.setPosition(start)
+                kept = cursor.blockFormat()   # removing the separator after this block would give it the
                 cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
                 cursor.removeSelectedText()
+                if cursor.blockFormat() != kept:   # format of the removed block after it (a rule's margins);
+                    cursor.setBlockFormat(kept)    # setting it unconditionally costs a re-layout every tick
             del painted[i:]
             del self._starts[i:]
             prev = painted[-1] if painted else self._base_prev

@@ -164,9 +164,8 @@ def _blocks(view: MarkdownView) -> list[tuple[str, float, float, str]]:
 
 
 @pytest.mark.parametrize("name", [
-    "01_python_code.md", "08_fence_at_end.md", "09_unterminated.md", "05_reasoning.md", "03_long_table.md",
-    pytest.param("04_nested_lists.md", marks=pytest.mark.xfail(
-        strict=True, reason="known: a '---' rule streamed after '-'/'--' keeps the paragraph's 12 px margins")),
+    "01_python_code.md", "02_zh_mixed.md", "03_long_table.md", "04_nested_lists.md", "05_reasoning.md",
+    "06_math.md", "07_inert_html.md", "08_fence_at_end.md", "09_unterminated.md",
 ])
 @pytest.mark.parametrize("step", [1, 5])
 def test_streamed_document_has_the_same_blocks_and_spacing_as_one_shot(qtbot, corpus_dir, name, step) -> None:
