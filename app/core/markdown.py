@@ -381,6 +381,15 @@ def _table_start(widths: list[int] | None, first: bool, last: bool) -> str:
 
 
 def _render_table_open(self: Any, tokens: list[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
+    ov = env.pop("brook_table_override", None)
+    if ov is not None:
+        # The row groups of a split table from body row ``row_offset`` (a multiple of TABLE_GROUP_ROWS) on, given
+        # without the header: exactly the pieces a full render gives for those groups (the open-table fast path
+        # re-renders only these; the earlier groups can no longer change).
+        r0, n_rows, widths = ov["row_offset"], ov["n_rows"], ov["widths"]
+        state = {"widths": widths, "split": True, "col": 0, "rows": r0, "body": False, "n_rows": n_rows}
+        env.setdefault("brook_tables", []).append(state)
+        return _table_start(widths, r0 == 0, r0 + TABLE_GROUP_ROWS >= n_rows)
     widths, n_rows = _table_layout(tokens, idx)
     split = widths is not None and tokens[idx].level == 0
     state = {"widths": widths, "split": split, "col": 0, "rows": 0, "body": False, "n_rows": n_rows}
@@ -483,8 +492,12 @@ class _Renderer:
         self.copy_prefix = copy_prefix
         self.cache = cache
 
-    def render(self, groups: list[list[Token]], code_base: int) -> tuple[list[str], list[str]]:
-        """HTML of each group and the raw code of the code blocks among them (numbered from ``code_base``)."""
+    def render(self, groups: list[list[Token]], code_base: int,
+               table_override: dict[str, Any] | None = None) -> tuple[list[str], list[str]]:
+        """HTML of each group and the raw code of the code blocks among them (numbered from ``code_base``).
+
+        ``table_override`` (``widths``, ``row_offset``, ``n_rows``) renders the first table as the row groups of
+        a longer table from body row ``row_offset`` on (see ``_render_table_open``)."""
         md = _parser()
         codes: list[str] = []
         env: dict[str, Any] = {
@@ -494,6 +507,8 @@ class _Renderer:
             "brook_copy_prefix": self.copy_prefix,
             "brook_hl_cache": self.cache,
         }
+        if table_override is not None:
+            env["brook_table_override"] = table_override
         out = [md.renderer.render(g, md.options, env) for g in groups]
         return out, codes
 
@@ -596,7 +611,7 @@ class _OpenFence:
 class _OpenTable:
     """State of the fast path for a top-level table that is the whole tail (its rows are parsed once each)."""
 
-    __slots__ = ("cols", "head", "rows", "tail_close", "tbody_open")
+    __slots__ = ("cols", "head", "pieces", "rows", "tail_close", "tbody_open", "widths")
 
     def __init__(self, head: list[Token], tbody_open: Token, tail_close: list[Token], cols: int) -> None:
         self.head = head  # table_open … thead_close
@@ -604,6 +619,8 @@ class _OpenTable:
         self.tail_close = tail_close  # tbody_close, table_close
         self.rows: list[list[Token]] = []  # tokens (tr_open … tr_close) of each complete body line
         self.cols = cols
+        self.widths: list[int] | None = None  # column widths, final once TABLE_WIDTH_ROWS rows are complete
+        self.pieces: list[str] = []  # the table's HTML pieces at the last render
 
 
 def _split_table(tokens: list[Token]) -> tuple[list[Token], list[list[Token]], Token | None, list[Token]] | None:
@@ -1093,11 +1110,26 @@ class IncrementalMarkdown:
         _head, rows, _tbody, _close = parts
         table.rows.extend(rows[: len(new)])
         shown = table.rows + rows[len(new) :]
-        if shown:
-            all_tokens = [*table.head, table.tbody_open, *(t for r in shown for t in r), *table.tail_close]
+        g = TABLE_GROUP_ROWS
+        # groups before the last complete one can no longer change (their rows are complete, the widths final and
+        # they are not the last group): reuse their pieces, render only the rest — O(new rows), not O(table)
+        k = min(len(table.rows) // g - 1, len(table.pieces) - 1)   # the last piece of the last render may change
+        if table.widths is not None and k >= 1:
+            r0 = k * g
+            subset = [table.head[0], table.tbody_open, *(t for r in shown[r0:] for t in r), *table.tail_close]
+            ov = {"widths": table.widths, "row_offset": r0, "n_rows": len(shown)}
+            htmls, codes = self._renderer.render([subset], len(self._stable_codes), table_override=ov)
+            table.pieces = table.pieces[:k] + htmls[0].split(PIECE)
+            htmls = [PIECE.join(table.pieces)]
         else:
-            all_tokens = [*table.head, *table.tail_close[-1:]]
-        htmls, codes = self._renderer.render([all_tokens], len(self._stable_codes))
+            if shown:
+                all_tokens = [*table.head, table.tbody_open, *(t for r in shown for t in r), *table.tail_close]
+            else:
+                all_tokens = [*table.head, *table.tail_close[-1:]]
+            htmls, codes = self._renderer.render([all_tokens], len(self._stable_codes))
+            if table.widths is None and len(table.rows) >= TABLE_WIDTH_ROWS:
+                table.widths = _table_layout(all_tokens, 0)[0]
+            table.pieces = htmls[0].split(PIECE) if table.widths is not None else []
         self._tail_parts = htmls
         self._tail_html = "".join(htmls)
         self._tail_codes = codes

@@ -329,3 +329,27 @@ def test_a_huge_single_line_in_a_fence_is_cut_into_bounded_pieces() -> None:
     assert md.code_blocks[0] == line + "\n"               # Copy gives the real line
     md.finish()
     assert md.html == out
+
+
+@pytest.mark.parametrize("step", [1, 7, 64, 300])
+def test_long_table_streams_by_rendering_only_its_last_groups(step: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    import app.core.markdown as mdmod
+
+    text = ("| # | name | value |\n|---:|:---|---|\n" + "".join(f"| {i} | row *{i}* | `v{i}` |\n" for i in range(300))
+            + "\nAfter the table.\n")
+    partial_renders: list[int] = []
+    orig = mdmod._Renderer.render
+
+    def spy(self, groups, code_base, table_override=None):
+        if table_override is not None:
+            partial_renders.append(sum(1 for g in groups for t in g if t.type == "tr_open"))
+        return orig(self, groups, code_base, table_override)
+
+    monkeypatch.setattr(mdmod._Renderer, "render", spy)
+    md = IncrementalMarkdown()
+    for i in range(0, len(text), step):
+        md.feed(text[i:i + step])
+        md.tail_blocks  # noqa: B018 - a read renders
+    md.finish()
+    assert md.html == render_markdown(text)
+    assert partial_renders and max(partial_renders) <= 2 * TABLE_GROUP_ROWS + step // 10 + 2  # never the whole table
