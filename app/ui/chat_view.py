@@ -6,8 +6,6 @@ app uses; the 24 px slack absorbs a partially visible last line).
 
 from __future__ import annotations
 
-import math
-
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
@@ -23,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.conversation import Message, MessageStatus, Role
-from app.ui.markdown_view import MarkdownView
+from app.ui.markdown_view import MarkdownView, height_for_width
 
 STICK_SLACK_PX = 24
 
@@ -70,7 +68,7 @@ class PlainTextView(QTextBrowser):
 
     A ``QLabel`` with word wrap re-lays out its whole text each time the message list's layout asks for its
     height — on every render tick of a streaming reply below it, so a pasted 300 KB log froze streaming. A
-    ``QTextDocument`` keeps its layout: asking again at the same width costs nothing.
+    document view measured by ``height_for_width`` keeps its layout: asking again costs nothing.
     """
 
     def __init__(self, text: str, parent: QWidget | None = None) -> None:
@@ -92,24 +90,7 @@ class PlainTextView(QTextBrowser):
         return True
 
     def heightForWidth(self, width: int) -> int:
-        """Height (px) at ``width``, cached per width: the shown document is laid out only at the view's own
-        width (by Qt); other widths a layout probes are measured once on a copy."""
-        cached = self._heights.get(width)
-        if cached is not None:
-            return cached
-        m = self.contentsMargins()
-        text_width = max(1, width - m.left() - m.right())
-        doc = self.document()
-        if doc.textWidth() != text_width:
-            doc = doc.clone(self)
-            doc.setTextWidth(text_width)
-        height = math.ceil(doc.size().height()) + m.top() + m.bottom()
-        if doc is not self.document():
-            doc.deleteLater()
-        if len(self._heights) > 16:
-            self._heights.clear()
-        self._heights[width] = height
-        return height
+        return height_for_width(self, width, self._heights, lay_out_unset=False)
 
     def sizeHint(self) -> QSize:
         width = self.width() if self.width() > 0 else 400

@@ -58,6 +58,36 @@ _LEAD_TAGS = re.compile(r"(?:\s*<[^>]+>)+")
 _THINK_DIM = "#888888"
 
 
+def height_for_width(view: QTextBrowser, width: int, probes: dict[int, int], lay_out_unset: bool = True) -> int:
+    """Height (px) of a document view without a scroll bar at ``width``.
+
+    At the width the shown document is laid out at, this is its height (Qt keeps it laid out at that width). Other
+    widths, which layouts probe, are measured on a copy and cached in ``probes`` (the caller clears it when the
+    document changes): laying the shown document out at a probe width would re-lay out the whole message twice
+    per tick and leave layouts with stale heights (a clipped last line, a frozen window under a pasted log).
+    ``lay_out_unset``: a document never laid out yet is laid out at ``width`` itself (its size signal then fires).
+    """
+    doc = view.document()
+    margins = view.contentsMargins()
+    extra = margins.top() + margins.bottom()
+    text_width = max(1, width - margins.left() - margins.right())
+    if doc.textWidth() == text_width:
+        return math.ceil(doc.size().height()) + extra
+    hit = probes.get(width)
+    if hit is not None:
+        return hit
+    if doc.textWidth() <= 0 and lay_out_unset:   # never laid out yet: lay the document itself out
+        doc.setTextWidth(text_width)
+        return math.ceil(doc.size().height()) + extra
+    probe = doc.clone()
+    probe.setTextWidth(text_width)
+    height = math.ceil(probe.size().height()) + extra
+    if len(probes) > 8:
+        probes.clear()
+    probes[width] = height
+    return height
+
+
 def palette_theme(palette: QPalette | None = None) -> str:
     """``"dark"`` when the window colour's lightness is below 128 (of 255), else ``"light"``."""
     pal = palette if palette is not None else QApplication.palette()
@@ -174,30 +204,7 @@ class MarkdownView(QTextBrowser):
         return True
 
     def heightForWidth(self, width: int) -> int:
-        """Height (px) of the message at ``width``. At the view's own width this is the shown document's height
-        (Qt keeps it laid out at that width). Other widths, which layouts probe, are measured on a copy and
-        cached until the document changes: laying the shown document out at a probe width would re-lay out the
-        whole message twice per tick and leave layouts with stale heights (a clipped last line)."""
-        doc = self.document()
-        margins = self.contentsMargins()
-        extra = margins.top() + margins.bottom()
-        if width == self.width() and doc.textWidth() > 0:
-            return math.ceil(doc.size().height()) + extra
-        hit = self._probe_heights.get(width)
-        if hit is not None:
-            return hit
-        text_width = max(1, width - margins.left() - margins.right())
-        if doc.textWidth() <= 0:                 # not shown yet: lay the document itself out
-            doc.setTextWidth(text_width)
-            height = math.ceil(doc.size().height()) + extra
-        else:
-            probe = doc.clone()
-            probe.setTextWidth(text_width)
-            height = math.ceil(probe.size().height()) + extra
-        if len(self._probe_heights) > 8:
-            self._probe_heights.clear()
-        self._probe_heights[width] = height
-        return height
+        return height_for_width(self, width, self._probe_heights)
 
     def sizeHint(self) -> QSize:
         width = self.width() if self.width() > 0 else 400
