@@ -71,8 +71,8 @@ def height_for_width(view: QTextBrowser, width: int, probes: dict[int, int], lay
     margins = view.contentsMargins()
     extra = margins.top() + margins.bottom()
     text_width = max(1, width - margins.left() - margins.right())
-    if doc.textWidth() == text_width:
-        return math.ceil(doc.size().height()) + extra
+    if doc.textWidth() == text_width or (width == view.width() and doc.textWidth() > 0 and view.isVisible()):
+        return math.ceil(doc.size().height()) + extra   # Qt lays the shown document out at the view's width
     hit = probes.get(width)
     if hit is not None:
         return hit
