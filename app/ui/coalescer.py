@@ -28,7 +28,6 @@ class _Target:
     reply: Message
     feed: Callable[[str], None]          # hand new text to the renderer (no repaint)
     paint: Callable[[], bool]            # patch the view; True when something changed
-    painted_chunks: int = 0
     frozen: bool = False
 
 
@@ -92,8 +91,8 @@ class Coalescer(QObject):
             t.feed(text)
         t.paint()
         t1 = time.perf_counter()
-        t.painted_chunks += n
-        self._painted_chunks[t.reply.id] = t.painted_chunks
+        rid = t.reply.id
+        self._painted_chunks[rid] = self._painted_chunks.get(rid, 0) + n
         metrics = t.reply.stream_metrics
         if metrics is not None:
             metrics.on_painted(t1, n, t1 - t0)
