@@ -53,6 +53,7 @@ class Message:
     stop_reason: str | None = None     # "stop" | "length" | "user" | "timeout" | "error"
     error: str | None = None
     metrics: dict[str, Any] | None = None
+    provenance: dict[str, Any] | None = None   # model file, size, SHA-256, chat template (app.core.provenance)
     chunks: int = 0
     _parts: list[str] = field(default_factory=list, repr=False)
     _taken: int = 0                    # parts already handed to the renderer
@@ -118,6 +119,8 @@ class Conversation:
     messages: list[Message] = field(default_factory=list)
     system_prompt: str | None = None
     id: int | None = None
+    preset: str | None = None                  # name of the chat's sampling preset (app.core.presets)
+    params: dict[str, Any] | None = None       # the chat's own sampling parameters (GenerationParams fields)
 
     def add(self, message: Message) -> Message:
         self.messages.append(message)

@@ -16,6 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from app.core.conversation import Conversation, Message, MessageStatus, Role
+from app.core.search import SearchHit, ensure_search_index
+from app.core.search import search as search_messages
+from app.core.store_columns import ensure_columns
 
 log = logging.getLogger("brook.store")
 SCHEMA_VERSION = 1
@@ -113,6 +116,13 @@ class Store:
         if version < 1:
             self.db.executescript(_SCHEMA)
             self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        ensure_columns(self.db)
+        self.has_fts = ensure_search_index(self.db)
+
+    def search(self, query: str, limit: int = 50) -> list[SearchHit]:
+        """Messages of every chat containing all terms of ``query``, newest first (see ``app.core.search``);
+        each hit has ``conversation_id``, ``message_id`` and a ``snippet``."""
+        return search_messages(self.db, query, limit)
 
     def close(self) -> None:
         self.db.close()
@@ -120,13 +130,22 @@ class Store:
     # conversations -------------------------------------------------------------------------------------
     def create_conversation(self, conv: Conversation) -> int:
         t = time.time()
-        cur = self.db.execute("INSERT INTO conversations(title, system_prompt, created, updated) VALUES (?,?,?,?)",
-                              (conv.title, conv.system_prompt, t, t))
+        cur = self.db.execute("INSERT INTO conversations(title, system_prompt, created, updated, preset, params) "
+                              "VALUES (?,?,?,?,?,?)",
+                              (conv.title, conv.system_prompt, t, t, conv.preset, _dumps(conv.params)))
         conv.id = int(cur.lastrowid or 0)
         return conv.id
 
     def rename_conversation(self, conv_id: int, title: str) -> None:
         self.db.execute("UPDATE conversations SET title = ? WHERE id = ?", (title, conv_id))
+
+    def save_chat_settings(self, conv: Conversation) -> None:
+        """Store the chat's own system prompt, preset name and sampling parameters (creates the chat if new)."""
+        if conv.id is None:
+            self.create_conversation(conv)
+            return
+        self.db.execute("UPDATE conversations SET system_prompt = ?, preset = ?, params = ? WHERE id = ?",
+                        (conv.system_prompt, conv.preset, _dumps(conv.params), conv.id))
 
     def delete_conversation(self, conv_id: int) -> None:
         self.db.execute("DELETE FROM conversations WHERE id = ?", (conv_id,))
@@ -144,14 +163,15 @@ class Store:
         row = self.db.execute("SELECT * FROM conversations WHERE id = ?", (conv_id,)).fetchone()
         if row is None:
             raise KeyError(conv_id)
-        conv = Conversation(title=row["title"], system_prompt=row["system_prompt"], id=row["id"])
+        conv = Conversation(title=row["title"], system_prompt=row["system_prompt"], id=row["id"],
+                            preset=row["preset"], params=_loads(row["params"]))
         for r in self.db.execute("SELECT * FROM messages WHERE conversation_id = ? ORDER BY id", (conv_id,)):
             status = MessageStatus(r["status"])
             if not status.final:
                 status = MessageStatus.STOPPED
             m = Message(Role(r["role"]), r["content"], status=status, model=r["model"],
                         params=_loads(r["params"]), stop_reason=r["stop_reason"], error=r["error"],
-                        metrics=_loads(r["metrics"]))
+                        metrics=_loads(r["metrics"]), provenance=_loads(r["provenance"]), created=r["created"])
             m.db_id = r["id"]
             conv.messages.append(m)
         return conv
@@ -165,17 +185,17 @@ class Store:
         if conv.id is None:
             self.create_conversation(conv)
         values = (msg.text, msg.status.value, msg.model, _dumps(msg.params), msg.stop_reason, msg.error,
-                  _dumps(msg.metrics))
+                  _dumps(msg.metrics), _dumps(msg.provenance))
         t = time.time()
         if getattr(msg, "db_id", None) is None:
             cur = self.db.execute(
                 "INSERT INTO messages(conversation_id, role, content, status, model, params, stop_reason, error, "
-                "metrics, created) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                "metrics, provenance, created) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 (conv.id, msg.role.value, *values, msg.created))
             msg.db_id = cur.lastrowid
         else:
             self.db.execute("UPDATE messages SET content=?, status=?, model=?, params=?, stop_reason=?, error=?, "
-                            "metrics=? WHERE id=?", (*values, msg.db_id))
+                            "metrics=?, provenance=? WHERE id=?", (*values, msg.db_id))
         self.db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (t, conv.id))
 
 
