@@ -36,6 +36,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--screenshot", metavar="PATH", help="with --smoke-test: save a PNG of the window at the end")
     p.add_argument("--prompt", help="with --smoke-test: the prompt to send instead of the fixed one")
     p.add_argument("--debug", action="store_true", help="debug logging (per-reply timing lines) on stderr")
+    p.add_argument("--export", metavar="DIR", type=Path,
+                   help="write every chat to DIR as JSON and Markdown (a backup), then exit without a window")
+    p.add_argument("--import", dest="import_file", metavar="FILE", type=Path,
+                   help="add the chats of a JSON export to the history, then exit without a window")
     return p
 
 
@@ -92,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     setup_logging(args.debug)
     install_excepthook()
+    if args.export is not None or args.import_file is not None:
+        return export_or_import(args)
     if args.smoke_test and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY") \
             and sys.platform.startswith("linux"):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -158,6 +164,32 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.flush()
         os._exit(result)
     return result
+
+
+def export_or_import(args: argparse.Namespace) -> int:
+    """``--export DIR`` / ``--import FILE`` on the user's history, without Qt. Exit code 0, or 1 with the reason
+    on stderr."""
+    from app.core.errors import BrookError
+    from app.core.export import import_file, write_exports
+    from app.core.settings import data_dir
+    from app.core.store import Store
+
+    store = Store.open_or_recover(data_dir() / "history.sqlite3")
+    try:
+        if store.problem:
+            print(f"brook: {store.problem}", file=sys.stderr)
+        if args.import_file is not None:
+            ids = import_file(store, args.import_file)
+            print(f"imported {len(ids)} chat(s) from {args.import_file}")
+        if args.export is not None:
+            paths = write_exports(store, args.export)
+            print(f"exported {len(store.list_conversations())} chat(s) to " + ", ".join(map(str, paths)))
+    except (BrookError, OSError) as exc:
+        print(f"brook: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        store.close()
+    return 0
 
 
 def _native_work_running(window: object) -> bool:

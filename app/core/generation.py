@@ -10,7 +10,9 @@ chunks to the reply ``Message`` and reports status changes through ``on_update``
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
+import secrets
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -76,6 +78,7 @@ async def generate(engine: ChunkSource, scheduler: FairScheduler, conversation: 
     metrics = StreamMetrics()
     reply.stream_metrics = metrics
     reply.model = engine.name
+    params, reply.provenance = _with_provenance(engine, params)
     reply.params = {k: getattr(params, k) for k in params.__dataclass_fields__}
     reply.error = None
     reply.stop_reason = None
@@ -130,6 +133,7 @@ async def generate(engine: ChunkSource, scheduler: FairScheduler, conversation: 
         _fail(reply, exc)
     finally:
         metrics.t_end = now()
+        _refresh_hash(engine, reply)
         if stream is not None:
             stream.request_stop()
             assert stream.worker_done is not None and slot is not None
@@ -144,6 +148,34 @@ async def generate(engine: ChunkSource, scheduler: FairScheduler, conversation: 
 
 def _noop(_m: Message) -> None:
     pass
+
+
+def _refresh_hash(engine: ChunkSource, reply: Message) -> None:
+    """The model file's SHA-256 may have become known while the reply streamed (hashed in the background)."""
+    prov = reply.provenance
+    facts = getattr(engine, "provenance", None)
+    if prov is None or prov.get("model_sha256") or not callable(facts):
+        return
+    try:
+        prov["model_sha256"] = facts().get("model_sha256")
+    except Exception:
+        log.exception("engine provenance failed")
+
+
+def _with_provenance(engine: ChunkSource, params: GenerationParams) -> tuple[GenerationParams, dict[str, Any]]:
+    """``params`` with a drawn seed when it has none (so the reply records the seed it was made with), and the
+    engine's model-file facts (``engine.provenance()`` where the engine has one; see ``app.core.provenance``)."""
+    prov: dict[str, Any] = {}
+    facts = getattr(engine, "provenance", None)
+    if callable(facts):
+        try:
+            prov.update(facts())
+        except Exception:   # provenance must never cost a reply
+            log.exception("engine provenance failed")
+    if params.seed is None:
+        params = dataclasses.replace(params, seed=secrets.randbits(31))
+        prov["seed_random"] = True
+    return params, prov
 
 
 def _fail(reply: Message, exc: BaseException) -> None:

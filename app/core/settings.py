@@ -59,6 +59,11 @@ class AppSettings:
     theme: str = "system"           # "system" | "light" | "dark"
     generation: GenerationParams = field(default_factory=GenerationParams)
     recent_models: list[str] = field(default_factory=list)
+    n_threads: int | None = None    # decode threads; None = llama.cpp's choice
+    n_gpu_layers: int = 0           # layers offloaded to the GPU (only with a GPU build of llama.cpp); -1 = all
+    models_dir: str | None = None   # the model library folder; None = <data folder>/models
+    preset: str = "Balanced"        # preset of new chats (app.core.presets)
+    language: str = "system"        # UI language: "system" | "en" | "zh_CN"
 
     @classmethod
     def load(cls, path: Path | None = None) -> AppSettings:
@@ -97,7 +102,8 @@ class AppSettings:
 _RANGES: dict[str, tuple[float, float]] = {
     "n_ctx": (128, 1 << 20), "first_token_timeout_s": (0.1, 86400.0), "total_timeout_s": (0.1, 7 * 86400.0),
     "temperature": (0.0, 5.0), "top_p": (0.0, 1.0), "top_k": (0, 100000), "repeat_penalty": (0.0, 10.0),
-    "max_tokens": (1, 1 << 20), "seed": (0, (1 << 32) - 1),
+    "max_tokens": (1, 1 << 20), "seed": (0, (1 << 32) - 1), "min_p": (0.0, 1.0), "n_threads": (1, 1024),
+    "n_gpu_layers": (-1, 100000),
 }
 
 
@@ -123,7 +129,7 @@ def _same_kind(value: Any, default: Any, name: str) -> bool:
     if isinstance(value, bool) or isinstance(default, bool):
         return isinstance(value, bool) and isinstance(default, bool)
     if default is None:                      # optional fields: model_path (str), seed (int)
-        return value is None or isinstance(value, str if name == "model_path" else int)
+        return value is None or isinstance(value, str if name in ("model_path", "models_dir") else int)
     if isinstance(default, float):
         return isinstance(value, (int, float))
     if isinstance(default, int):

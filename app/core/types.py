@@ -27,15 +27,17 @@ class Chunk:
 class GenerationParams:
     """Sampling parameters for one reply.
 
-    Defaults follow llama.cpp's sampler defaults (top_k 40, top_p 0.95, repeat penalty 1.0 = off, as in
-    llama.cpp's ``common/common.h``) except temperature: 0.7, the usual chat default, instead of 0.8.
-    ``max_tokens`` counts decode tokens; ``seed`` ``None`` means random.
+    Defaults follow llama.cpp's sampler defaults (top_k 40, top_p 0.95, min_p 0.05, repeat penalty 1.0 = off,
+    as in llama.cpp's ``common/common.h``) except temperature: 0.7, the usual chat default, instead of 0.8.
+    ``max_tokens`` counts decode tokens; ``seed`` ``None`` means random (``generate`` then draws one and records
+    it with the reply, so the reply can be reproduced); ``stop``: strings that end the reply (not included).
     """
 
     temperature: float = 0.7
     top_p: float = 0.95
     top_k: int = 40
     repeat_penalty: float = 1.0
+    min_p: float = 0.05
     max_tokens: int = 1024
     seed: int | None = None
     stop: tuple[str, ...] = field(default_factory=tuple)

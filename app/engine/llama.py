@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from app.core.provenance import default_hash_cache, model_file_facts
 from app.core.types import Chunk, GenerationParams
 from app.engine.base import (
     ContextOverflowError,
@@ -77,6 +78,7 @@ class LlamaEngine:
             ) from exc
         with self._lock:
             self._llm = llm
+        default_hash_cache().start(path)      # SHA-256 for provenance, once per file, in the background
         if progress:
             progress(1.0)
         log.info("loaded %s (n_ctx=%d)", path, self.n_ctx)
@@ -84,6 +86,18 @@ class LlamaEngine:
     @property
     def metadata(self) -> dict[str, str]:
         return dict(self._llm.metadata) if self._llm is not None else {}
+
+    def provenance(self) -> dict[str, Any]:
+        """Model file facts for a reply's provenance (``app.core.provenance.model_file_facts``); the chat
+        template is the GGUF's own ``tokenizer.chat_template`` or llama-cpp-python's named fallback format."""
+        llm = self._llm
+        template = None
+        if llm is not None:
+            if "tokenizer.chat_template" in (llm.metadata or {}):
+                template = "GGUF tokenizer.chat_template"
+            else:
+                template = f"llama-cpp-python format {getattr(llm, 'chat_format', None) or 'llama-2'}"
+        return model_file_facts(self.model_path, default_hash_cache(), template)
 
     def stream(self, messages: Sequence[Mapping[str, str]], params: GenerationParams,
                stop: threading.Event) -> Iterator[Chunk]:
@@ -94,7 +108,7 @@ class LlamaEngine:
             raise EngineNotLoadedError("The model is not loaded yet.")
         messages = self.fit_context(messages, params)
         kwargs: dict[str, Any] = dict(messages=messages, stream=True, temperature=params.temperature,
-                                      top_p=params.top_p, top_k=params.top_k,
+                                      top_p=params.top_p, top_k=params.top_k, min_p=params.min_p,
                                       repeat_penalty=params.repeat_penalty, max_tokens=params.max_tokens)
         if params.seed is not None:
             kwargs["seed"] = params.seed
