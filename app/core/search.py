@@ -143,7 +143,10 @@ def _terms(query: str) -> list[str]:
     return seen
 
 
-def make_snippet(text: str, terms: list[str], context: int = SNIPPET_CONTEXT) -> tuple[str, tuple[tuple[int, int], ...]]:
+Spans = tuple[tuple[int, int], ...]
+
+
+def make_snippet(text: str, terms: list[str], context: int = SNIPPET_CONTEXT) -> tuple[str, Spans]:
     """Plain-text excerpt of ``text`` around the first occurrence of any of ``terms`` (case-insensitive), with
     ``context`` characters on each side, line breaks shown as spaces, and the term spans inside it."""
     low = text.lower()

@@ -77,7 +77,8 @@ def test_migration_indexes_a_history_file_written_before_search(tmp_path: Path) 
             conversations(id) ON DELETE CASCADE, role TEXT NOT NULL, content TEXT NOT NULL, status TEXT NOT NULL,
             model TEXT, params TEXT, stop_reason TEXT, error TEXT, metrics TEXT, created REAL NOT NULL);
         INSERT INTO conversations VALUES (1, 'old chat', NULL, 1.0, 2.0);
-        INSERT INTO messages VALUES (1, 1, 'user', '请用中文解释递归函数的原理', 'done', NULL, NULL, NULL, NULL, NULL, 1.5);
+        INSERT INTO messages VALUES (1, 1, 'user', '请用中文解释递归函数的原理', 'done',
+            NULL, NULL, NULL, NULL, NULL, 1.5);
         INSERT INTO messages VALUES (2, 1, 'assistant', 'Recursion: a function calling itself.', 'done', 'm',
             '{"temperature": 0.2}', 'stop', NULL, NULL, 1.6);
         PRAGMA user_version = 1;

@@ -1,0 +1,190 @@
+"""The model library: GGUF files in the models folder, described from their headers without loading weights.
+
+``read_model_info`` reads a file's metadata and tensor table with the ``gguf`` package (llama.cpp's own Python
+reader, ``gguf.GGUFReader``: it memory-maps the file and never reads the weights). Parsing the tokenizer arrays
+in Python takes ~0.1-5 s per file, so results are cached by path + size + mtime (``LibraryCache``) and a rescan
+of unchanged files is instant. A file that cannot be described is listed with ``broken`` set to the reason; the
+scan never raises for a bad file.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from app.engine.base import EngineError
+from app.engine.models import check_gguf
+
+log = logging.getLogger("brook.library")
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    """What a GGUF file's header says. ``size_bytes``: the file's size; ``parameters``: sum of the tensors'
+    element counts (None when unknown); ``quantization``: e.g. ``"Q4_K_M"`` (from ``general.file_type``, else the
+    most common tensor type); ``context_length``: tokens the model was trained for; ``broken``: why the file
+    cannot be used (``None`` for a usable file)."""
+
+    path: str
+    file_name: str
+    size_bytes: int
+    name: str | None = None
+    architecture: str | None = None
+    parameters: int | None = None
+    quantization: str | None = None
+    context_length: int | None = None
+    has_chat_template: bool = False
+    broken: str | None = None
+
+    @property
+    def parameters_label(self) -> str:
+        """``"135M"``, ``"7.2B"`` or ``"?"``."""
+        n = self.parameters
+        if not n:
+            return "?"
+        for div, unit in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
+            if n >= div:
+                return f"{n / div:.1f}".rstrip("0").rstrip(".") + unit
+        return str(n)
+
+
+def read_model_info(path: str | Path) -> ModelInfo:
+    """Describe the GGUF at ``path`` from its header (never raises; a bad file gets ``broken``)."""
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+    except OSError as exc:
+        return ModelInfo(str(p), p.name, 0, broken=f"cannot be read ({exc.strerror or exc})")
+    try:
+        check_gguf(p)
+    except EngineError as exc:
+        return ModelInfo(str(p), p.name, size, broken=_reason(str(exc)))
+    try:
+        import gguf
+
+        reader = gguf.GGUFReader(p, "r")
+        fields = reader.fields
+
+        def get(key: str) -> Any:
+            f = fields.get(key)
+            return None if f is None else f.contents()
+
+        arch = get("general.architecture")
+        n_params = sum(int(t.n_elements) for t in reader.tensors) or None
+        ftype = get("general.file_type")
+        quant = None
+        if isinstance(ftype, int):
+            try:
+                quant = gguf.LlamaFileType(ftype).name.removeprefix("MOSTLY_")
+            except ValueError:
+                quant = None
+        if quant is None and reader.tensors:
+            quant = Counter(t.tensor_type.name for t in reader.tensors).most_common(1)[0][0]
+        ctx = get(f"{arch}.context_length") if arch else None
+        info = ModelInfo(str(p), p.name, size, name=get("general.name"), architecture=arch, parameters=n_params,
+                         quantization=quant, context_length=int(ctx) if isinstance(ctx, int) else None,
+                         has_chat_template="tokenizer.chat_template" in fields)
+    except Exception as exc:     # the reader's errors are ValueError, IndexError, struct/numpy errors…
+        log.info("model library: %s is broken: %s", p, exc)
+        return ModelInfo(str(p), p.name, size, broken=f"the GGUF header is damaged or truncated ({exc})")
+    if not reader.tensors:
+        return ModelInfo(**{**asdict(info), "broken": "no weights in the file (a vocabulary-only GGUF?)"})
+    if not arch:
+        return ModelInfo(**{**asdict(info), "broken": "no general.architecture in the header"})
+    return info
+
+
+def _reason(message: str) -> str:
+    """``check_gguf``'s sentence, without the repeated path."""
+    return message.split(":")[0].replace("The file is", "the file is").replace("The GGUF file is", "the file is")
+
+
+class LibraryCache:
+    """``ModelInfo`` per file, in ``cache_file`` (JSON), valid while the file's path, size and mtime match."""
+
+    def __init__(self, cache_file: Path | None) -> None:
+        self.cache_file = cache_file
+        self._entries: dict[str, dict[str, Any]] = {}
+        if cache_file is not None:
+            try:
+                raw = json.loads(cache_file.read_text("utf-8"))
+                if isinstance(raw, dict):
+                    self._entries = {k: v for k, v in raw.items() if isinstance(v, dict)}
+            except (OSError, ValueError):
+                pass
+
+    @staticmethod
+    def key(p: Path) -> str | None:
+        try:
+            st = p.stat()
+        except OSError:
+            return None
+        return f"{p.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+
+    def get(self, p: Path) -> ModelInfo | None:
+        k = self.key(p)
+        entry = self._entries.get(k) if k else None
+        try:
+            return ModelInfo(**entry) if entry else None
+        except TypeError:       # written by another version
+            return None
+
+    def put(self, p: Path, info: ModelInfo) -> None:
+        k = self.key(p)
+        if k:
+            self._entries[k] = asdict(info)
+
+    def save(self) -> None:
+        if self.cache_file is None:
+            return
+        try:
+            tmp = self.cache_file.with_suffix(".tmp")
+            tmp.write_text(json.dumps(self._entries, indent=1), "utf-8")
+            os.replace(tmp, self.cache_file)
+        except OSError as exc:
+            log.warning("cannot save the model library cache %s: %s", self.cache_file, exc)
+
+
+def scan_models(folder: Path, cache: LibraryCache | None = None,
+                on_model: Callable[[ModelInfo], None] | None = None) -> list[ModelInfo]:
+    """Every ``*.gguf`` under ``folder`` (recursively, sorted by path), described (cache first). ``on_model`` is
+    called for each as it is read (from the scanning thread). A missing folder gives ``[]``. Blocking: run it in
+    a worker thread."""
+    if not folder.is_dir():
+        return []
+    out: list[ModelInfo] = []
+    try:
+        paths = sorted(p for p in folder.rglob("*") if p.suffix.lower() == ".gguf" and p.is_file())
+    except OSError as exc:
+        log.warning("cannot list %s: %s", folder, exc)
+        return []
+    for p in paths:
+        info = cache.get(p) if cache else None
+        if info is None:
+            info = read_model_info(p)
+            if cache:
+                cache.put(p, info)
+        out.append(info)
+        if on_model is not None:
+            on_model(info)
+    if cache:
+        cache.save()
+    return out
+
+
+def default_models_dir() -> Path:
+    """``<data folder>/models`` (created if missing)."""
+    from app.core.settings import data_dir
+
+    d = data_dir() / "models"
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        pass
+    return d
