@@ -89,7 +89,8 @@ def make_engine(args: argparse.Namespace, settings: object):
     if path is None:
         path = bundled_model_path()
     n_ctx = args.n_ctx or getattr(settings, "n_ctx", None) or DEFAULT_N_CTX
-    return LlamaEngine(Path(path), n_ctx=n_ctx, slow_ms=args.slow_ms)
+    return LlamaEngine(Path(path), n_ctx=n_ctx, slow_ms=args.slow_ms,
+                       n_threads=getattr(settings, "n_threads", None), n_gpu_layers=getattr(settings, "n_gpu_layers", 0))
 
 
 def main(argv: list[str] | None = None) -> int:
