@@ -90,7 +90,8 @@ def make_engine(args: argparse.Namespace, settings: object):
         path = bundled_model_path()
     n_ctx = args.n_ctx or getattr(settings, "n_ctx", None) or DEFAULT_N_CTX
     return LlamaEngine(Path(path), n_ctx=n_ctx, slow_ms=args.slow_ms,
-                       n_threads=getattr(settings, "n_threads", None), n_gpu_layers=getattr(settings, "n_gpu_layers", 0))
+                       n_threads=getattr(settings, "n_threads", None),
+                       n_gpu_layers=getattr(settings, "n_gpu_layers", 0))
 
 
 def main(argv: list[str] | None = None) -> int:
