@@ -1,0 +1,67 @@
+"""Help → About (name, version, model, folders) and Help → Keyboard shortcuts (every shortcut of the window)."""
+
+from __future__ import annotations
+
+import html
+import importlib.metadata
+
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QMessageBox, QVBoxLayout, QWidget
+
+
+def app_version() -> str:
+    """The installed ``brook-chat`` version (``"dev"`` when running from an uninstalled checkout)."""
+    try:
+        return importlib.metadata.version("brook-chat")
+    except importlib.metadata.PackageNotFoundError:
+        return "dev"
+
+
+#: (keys, what they do): listed in the shortcuts dialog; the window defines the same keys.
+SHORTCUTS: list[tuple[str, str]] = [
+    ("Enter", QT_TRANSLATE_NOOP("HelpDialogs", "Send the message")),
+    ("Shift+Enter", QT_TRANSLATE_NOOP("HelpDialogs", "New line in the message")),
+    ("Esc", QT_TRANSLATE_NOOP("HelpDialogs", "Stop the reply")),
+    ("Ctrl+N", QT_TRANSLATE_NOOP("HelpDialogs", "New chat")),
+    ("Ctrl+F", QT_TRANSLATE_NOOP("HelpDialogs", "Search all chats")),
+    ("Ctrl+R", QT_TRANSLATE_NOOP("HelpDialogs", "Regenerate the last reply")),
+    ("Ctrl+Shift+C", QT_TRANSLATE_NOOP("HelpDialogs", "Copy the last reply")),
+    ("Ctrl+O", QT_TRANSLATE_NOOP("HelpDialogs", "Open a model file")),
+    ("Ctrl+M", QT_TRANSLATE_NOOP("HelpDialogs", "Model library")),
+    ("Ctrl+,", QT_TRANSLATE_NOOP("HelpDialogs", "Settings")),
+    ("Ctrl+L", QT_TRANSLATE_NOOP("HelpDialogs", "Focus the message box")),
+    ("Ctrl++ / Ctrl+−", QT_TRANSLATE_NOOP("HelpDialogs", "Larger / smaller text")),
+    ("Ctrl+0", QT_TRANSLATE_NOOP("HelpDialogs", "Reset the text size")),
+    ("F2", QT_TRANSLATE_NOOP("HelpDialogs", "Rename the chat")),
+    ("Delete", QT_TRANSLATE_NOOP("HelpDialogs", "Delete the selected chat (in the chat list)")),
+    ("F1", QT_TRANSLATE_NOOP("HelpDialogs", "This list")),
+]
+
+
+def show_about(parent: QWidget | None, model: str, data_folder: str) -> None:
+    tr = QCoreApplication.translate
+    blurb = tr("HelpDialogs", "A desktop chat app for local language models. The words appear as fast as the "
+                              "model makes them, and Stop stops.")
+    model_word = tr("HelpDialogs", "Model")
+    folder_word = tr("HelpDialogs", "Chats and models folder")
+    QMessageBox.about(
+        parent, tr("HelpDialogs", "About Brook"),
+        f"<h3>Brook {html.escape(app_version())}</h3><p>{html.escape(blurb)}</p>"
+        f"<p>{html.escape(model_word)}: {html.escape(model)}<br>{html.escape(folder_word)}: "
+        f"{html.escape(data_folder)}</p><p>llama.cpp (llama-cpp-python), Qt for Python (PySide6). MIT licence.</p>")
+
+
+class ShortcutsDialog(QDialog):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        tr = QCoreApplication.translate
+        self.setWindowTitle(tr("HelpDialogs", "Keyboard shortcuts"))
+        lay = QVBoxLayout(self)
+        rows = "".join(f"<tr><td style='padding:2px 16px 2px 0'><b>{html.escape(k)}</b></td>"
+                       f"<td>{html.escape(tr('HelpDialogs', what))}</td></tr>" for k, what in SHORTCUTS)
+        label = QLabel(f"<table>{rows}</table>")
+        label.setAccessibleName(tr("HelpDialogs", "Keyboard shortcuts"))
+        lay.addWidget(label)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        lay.addWidget(buttons)
