@@ -5,8 +5,8 @@ What it measures, all in one run (the machines are shared and noisy, so comparis
 1. **Tick cost vs. length.** A reply of ~20,000 tokens is built from the shared corpus answers (a token is
    approximated as 4 characters; the reply is a reasoning prefix then a repeated *period* of answers padded to
    a whole number of ticks). It is streamed through :class:`~app.core.markdown.IncrementalMarkdown` in ticks of
-   32 tokens (2,000 tokens/s × 16 ms). The cost of a tick is ``feed()`` of its tokens plus reading
-   ``stable_blocks``/``tail_html``. Because every period is the same text at the same tick alignment, the ticks
+   32 tokens (2,000 tokens/s × 16 ms). The cost of a tick is ``feed()`` of its tokens plus one
+   ``render()``. Because every period is the same text at the same tick alignment, the ticks
    near token 200 (first period) and near token 20,000 (last period) render the same content; the only
    difference is how much text came before. ``tick_cost_ratio_20k_vs_200`` = median cost there ÷ median cost
    here (median over the window and over repeated runs). Budget ≤ 1.5.
@@ -87,7 +87,7 @@ def _tick_costs(text: str) -> list[float]:
         t0 = clock()
         for i in range(start, min(start + TICK_CHARS, len(text)), CHARS_PER_TOKEN):
             md.feed(text[i : i + CHARS_PER_TOKEN])
-        _ = md.stable_blocks, md.tail_html
+        md.render()
         costs.append(clock() - t0)
     md.finish()
     return costs

@@ -39,6 +39,8 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QApplication, QFrame, QSizePolicy, QTextBrowser, QWidget
 
 from app.core.markdown import PIECE, IncrementalMarkdown
+from app.core.markdown.links import COPY_SCHEME, THINK_SCHEME, is_safe_url
+from app.core.markdown.thinking import THINK_DIM, thinking_header_html
 
 #: Proportional font families, with CJK fallbacks (Qt uses the first installed family that has a glyph).
 UI_FONT_FAMILIES = [
@@ -52,10 +54,8 @@ UI_FONT_FAMILIES = [
     "Hiragino Sans GB",
     "WenQuanYi Micro Hei",
 ]
-_OPENABLE = ("http", "https", "mailto")
 _DIRECT = re.compile(r"<(?:ul|ol|table)\b")
 _LEAD_TAGS = re.compile(r"(?:\s*<[^>]+>)+")
-_THINK_DIM = "#888888"
 
 
 def height_for_width(view: QTextBrowser, width: int, probes: dict[int, int], lay_out_unset: bool = True) -> int:
@@ -144,6 +144,7 @@ class MarkdownView(QTextBrowser):
         Only the pieces that differ from what is painted (from the first differing one on) are re-inserted.
         """
         md = self.renderer
+        md.render()
         version = md.version
         if version == self._version:
             return False
@@ -349,7 +350,7 @@ class MarkdownView(QTextBrowser):
         cursor.setPosition(start)
         cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
         fmt = QTextCharFormat()
-        fmt.setForeground(QColor(_THINK_DIM))
+        fmt.setForeground(QColor(THINK_DIM))
         cursor.mergeCharFormat(fmt)
 
     def _rebuild(self) -> None:
@@ -361,12 +362,7 @@ class MarkdownView(QTextBrowser):
         self._phase = "think" if thinking_active else "answer"
         cursor = QTextCursor(self.document())
         if md.thinking is not None:
-            arrow = "▾" if self._expanded else "▸"
-            label = "Thinking…" if thinking_active else "Thinking"
-            header = (
-                f'<p><a href="brook-think:toggle" style="color:{_THINK_DIM};text-decoration:none">'
-                f"{arrow} {label}</a></p>"
-            )
+            header = thinking_header_html(self._expanded, thinking_active)
             self._insert_piece(cursor, header, "")
             prev = header
             self._has_header = True
@@ -394,13 +390,13 @@ class MarkdownView(QTextBrowser):
 
     def _on_anchor(self, url: QUrl) -> None:
         scheme = url.scheme().lower()
-        if scheme in _OPENABLE:
+        if is_safe_url(url.toString()):
             QDesktopServices.openUrl(url)
-        elif scheme == "brook-copy":
+        elif scheme == COPY_SCHEME:
             code = self.code_for(url.path())
             if code is not None:
                 QGuiApplication.clipboard().setText(code)
-        elif scheme == "brook-think":
+        elif scheme == THINK_SCHEME:
             self.toggle_thinking()
         # anything else: ignored (inert)
 

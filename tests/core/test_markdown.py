@@ -28,12 +28,13 @@ def stream(text: str, size: int = 1, theme: str = "light") -> tuple[IncrementalM
     seen = []
     for i in range(0, len(text), size):
         md.feed(text[i : i + size])
+        md.render()
         seen.append((len(md.stable_blocks), md.tail_html))
     return md, seen
 
 
 def test_core_has_no_qt_import() -> None:
-    for path in (ROOT / "app" / "core").glob("*.py"):
+    for path in (ROOT / "app" / "core").rglob("*.py"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             names = []
@@ -48,6 +49,8 @@ def test_api_shapes() -> None:
     md = IncrementalMarkdown(theme="dark")
     md.feed("")
     md.feed("# Title\n\nsome *text*")
+    assert md.stable_blocks == [] and md.tail_html == ""  # a read renders nothing
+    assert md.render() is True and md.render() is False
     assert isinstance(md.stable_blocks, list)
     assert md.html == "".join(md.stable_blocks) + md.tail_html
     assert md.text == "# Title\n\nsome *text*"
@@ -73,6 +76,7 @@ def test_stable_blocks_are_append_only() -> None:
     snapshot: list[str] = []
     for ch in src:
         md.feed(ch)
+        md.render()
         blocks = md.stable_blocks
         assert blocks[: len(snapshot)] == snapshot
         snapshot = list(blocks)
@@ -90,6 +94,7 @@ def test_loose_list_stays_in_tail_until_next_block() -> None:
     md, _ = stream("- a\n- b\n\n- c\n")
     assert md.stable_blocks == []
     md.feed("\nafter\n")
+    md.render()
     assert len(md.stable_blocks) == 1 and "<p>a</p>" in md.stable_blocks[0]  # loose list: items in <p>
     md.finish()
     assert md.html == render_markdown(md.text)
@@ -99,10 +104,12 @@ def test_setext_heading_and_table_reinterpret_the_open_block() -> None:
     md, _ = stream("Title\n")
     assert "<p>Title</p>" in md.tail_html
     md.feed("=====\n")
+    md.render()
     assert md.html == "<h1>Title</h1>\n" and md.tail_html == ""  # a finished heading is stable at once
     md2, _ = stream("| a | b |\n")
     assert "<table" not in md2.tail_html
     md2.feed("|---|---|\n| 1 | 2 |\n")
+    md2.render()
     assert "<table" in md2.tail_html
 
 
@@ -111,6 +118,7 @@ def test_open_fence_is_code_from_its_first_line() -> None:
     md = IncrementalMarkdown()
     for i, ch in enumerate(text):
         md.feed(ch)
+        md.render()
         if i >= text.index("```python\n") + len("```python\n"):
             assert "<pre" in md.tail_html and "<p>```" not in md.tail_html
 
@@ -120,6 +128,7 @@ def test_partial_closing_fence_is_held_back() -> None:
     md = IncrementalMarkdown()
     for ch in text:
         md.feed(ch)
+        md.render()
         shown = md.html
         assert "`</pre>" not in shown and "\n`" not in re.sub(r"<[^>]+>", "", shown).split("abc123")[-1]
     md.finish()
@@ -146,6 +155,7 @@ def test_code_blocks_and_copy_links() -> None:
 def test_late_reference_definition_rerenders_at_finish() -> None:
     md = IncrementalMarkdown()
     md.feed("See [the spec][s].\n\nMore text.\n\nAnd more.\n\n")
+    md.render()
     assert md.stable_blocks and "<a " not in md.stable_blocks[0]
     before = len(md.stable_blocks)
     md.feed("[s]: https://spec.commonmark.org/\n")
@@ -273,7 +283,7 @@ def test_long_table_streams_with_bounded_ticks(corpus_dir: Path) -> None:
     for ch in text:
         t0 = time.perf_counter()
         md.feed(ch)
-        _ = md.tail_html
+        md.render()
         worst = max(worst, time.perf_counter() - t0)
     md.finish()
     assert md.html == render_markdown(text)
@@ -287,7 +297,7 @@ def test_200kb_line_in_a_fence_streams_with_bounded_ticks() -> None:
     for i in range(0, len(text), 64):
         t0 = time.perf_counter()
         md.feed(text[i : i + 64])
-        _ = md.tail_html
+        md.render()
         worst = max(worst, time.perf_counter() - t0)
     md.finish()
     assert md.html == render_markdown(text)
@@ -326,6 +336,7 @@ def test_a_huge_single_line_in_a_fence_is_cut_into_bounded_pieces() -> None:
     md = IncrementalMarkdown()
     for i in range(0, len(text), 4096):
         md.feed(text[i:i + 4096])
+        md.render()
     assert md.code_blocks[0] == line + "\n"               # Copy gives the real line
     md.finish()
     assert md.html == out
@@ -333,23 +344,35 @@ def test_a_huge_single_line_in_a_fence_is_cut_into_bounded_pieces() -> None:
 
 @pytest.mark.parametrize("step", [1, 7, 64, 300])
 def test_long_table_streams_by_rendering_only_its_last_groups(step: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    import app.core.markdown as mdmod
+    from app.core.markdown.html import HtmlRenderer
 
     text = ("| # | name | value |\n|---:|:---|---|\n" + "".join(f"| {i} | row *{i}* | `v{i}` |\n" for i in range(300))
             + "\nAfter the table.\n")
     partial_renders: list[int] = []
-    orig = mdmod._Renderer.render
+    orig = HtmlRenderer.render_groups
 
-    def spy(self, groups, code_base, table_override=None):
-        if table_override is not None:
+    def spy(self, groups, code_base, table_slice=None):
+        if table_slice is not None:
             partial_renders.append(sum(1 for g in groups for t in g if t.type == "tr_open"))
-        return orig(self, groups, code_base, table_override)
+        return orig(self, groups, code_base, table_slice)
 
-    monkeypatch.setattr(mdmod._Renderer, "render", spy)
+    monkeypatch.setattr(HtmlRenderer, "render_groups", spy)
     md = IncrementalMarkdown()
     for i in range(0, len(text), step):
         md.feed(text[i:i + step])
-        md.tail_blocks  # noqa: B018 - a read renders
+        md.render()
     md.finish()
     assert md.html == render_markdown(text)
     assert partial_renders and max(partial_renders) <= 2 * TABLE_GROUP_ROWS + step // 10 + 2  # never the whole table
+
+
+def test_big_tail_throttle_uses_the_injected_clock() -> None:
+    now = [0.0]
+    md = IncrementalMarkdown(clock=lambda: now[0])
+    md.feed("word " * 500)                     # one 2,500-character paragraph: a big open tail
+    assert md.render() is True
+    md.feed("more ")
+    assert md.render() is False                # grew by < 20 % and no time passed: not re-parsed yet
+    assert "more" not in md.tail_html
+    now[0] += 1.0
+    assert md.render() is True and "more" in md.tail_html

@@ -35,7 +35,7 @@ def _stream(text: str, sizes: list[int], reads: list[bool], theme: str = "light"
         size = sizes[n % len(sizes)]
         md.feed(text[i : i + size])
         if reads[n % len(reads)]:
-            _ = md.stable_blocks, md.tail_html
+            md.render()
         i += size
         n += 1
     md.finish()
@@ -106,7 +106,7 @@ def test_feed_bytes_split_inside_characters(cuts: list[int]) -> None:
     prev = 0
     for p in [*points, len(data)]:
         md.feed_bytes(data[prev:p])
-        _ = md.tail_html
+        md.render()
         prev = p
     md.finish()
     assert "\ufffd" not in md.html

@@ -1,0 +1,438 @@
+"""Incremental rendering of a streamed reply: the line buffer, the stable prefix, late link references, throttling.
+
+The text is kept as a *stable prefix* of finished top-level blocks, whose HTML is made once, and an *open tail*
+of complete lines plus one partial line; :meth:`MarkdownStream.render` parses only the tail and moves the blocks
+before a safe boundary (:mod:`.boundaries`) into the prefix. Link reference definitions are collected into an
+``env`` shared from block to block, so a definition seen earlier resolves later references. A definition that
+arrives *after* a stable block that uses it cannot change what was already emitted while streaming;
+:meth:`MarkdownStream.finish` re-renders exactly the stable runs that might be affected and returns the index
+of the first block whose HTML changed, so the final HTML always equals the one-shot render.
+
+Costs per render: an open top-level fence or table takes a fast path (:mod:`.fences`, :mod:`.tables`); any
+other tail is re-parsed, but once it is longer than :data:`BIG_TAIL_CHARS` it is re-parsed only after it grew
+by a fraction :data:`BIG_TAIL_GROWTH` of its size, or after :data:`BIG_TAIL_MIN_S` (and at least 4 × the last
+render's cost) passed — amortised O(1) per character. Throttling only delays what is shown: the final HTML is
+unaffected. The clock is injected (``clock``), so tests can drive the throttle.
+"""
+
+from __future__ import annotations
+
+import codecs
+import time
+from collections.abc import Callable
+from typing import Any
+
+from markdown_it.token import Token
+
+from app.core.highlight import SegmentCache, get_theme
+from app.core.markdown.boundaries import find_boundary, may_close_fence
+from app.core.markdown.fences import OpenFence
+from app.core.markdown.html import HtmlRenderer, copy_href
+from app.core.markdown.parser import group_blocks, normalize, parse
+from app.core.markdown.tables import OpenTable
+from app.core.markdown.thinking import ThinkingRouter, thinking_section_html
+
+#: Tails longer than this (characters) are re-parsed only after growing by BIG_TAIL_GROWTH of their size.
+BIG_TAIL_CHARS = 2_000
+#: Fraction of the tail's size that must arrive before a big tail is re-parsed again …
+BIG_TAIL_GROWTH = 0.2
+#: … unless this long (seconds) and 4 × the last render's cost have passed (keeps a slow stream fresh).
+BIG_TAIL_MIN_S = 0.25
+
+Clock = Callable[[], float]
+
+
+class _StableRun:
+    """A stretch of stable source: its text, its first block and code numbers, the references known then."""
+
+    __slots__ = ("code_base", "first_block", "refs_seen", "src")
+
+    def __init__(self, src: str, first_block: int, code_base: int, refs_seen: int) -> None:
+        self.src = src
+        self.first_block = first_block
+        self.code_base = code_base
+        self.refs_seen = refs_seen
+
+
+class MarkdownStream:
+    """Incremental renderer of one markdown text (an answer or a reasoning section), no routing.
+
+    :meth:`feed` only stores text and cuts complete lines; :meth:`render` does the work (several feeds in one UI
+    tick cost one render); the properties only read what the last :meth:`render` or :meth:`finish` made.
+    """
+
+    def __init__(self, theme: str = "light", copy_prefix: str = "", clock: Clock = time.perf_counter) -> None:
+        self._copy_prefix = copy_prefix
+        self._clock = clock
+        self._cache = SegmentCache()
+        self._renderer = HtmlRenderer(theme, copy_prefix, self._cache)
+        self._pending_cr = False
+        self._stable: list[str] = []
+        self._runs: list[_StableRun] = []
+        self._stable_codes: list[str] = []
+        self._references: dict[str, Any] = {}
+        self._lines: list[str] = []  # complete lines of the tail
+        self._partial: list[str] = []  # pieces of the incomplete last line
+        self._tail_chars = 0
+        self._dirty = False
+        self._rendered_chars = -1  # tail size at the last full tail parse
+        self._tail_parts: list[str] = []
+        self._tail_codes: list[str] = []
+        self._fence: OpenFence | None = None
+        self._table: OpenTable | None = None
+        self._finished = False
+        self._render_t = 0.0
+        self._render_cost = 0.0
+        self._version = 0
+
+    # -- input ---------------------------------------------------------------------------------------------
+
+    def feed(self, text: str) -> None:
+        """Append text (any size). O(len(text)); nothing is rendered until :meth:`render`."""
+        if self._finished:
+            raise RuntimeError("feed() after finish()")
+        if not text:
+            return
+        if self._pending_cr:
+            text = "\r" + text
+            self._pending_cr = False
+        if text.endswith("\r"):
+            self._pending_cr = True
+            text = text[:-1]
+        text = normalize(text)
+        if not text:
+            return
+        self._dirty = True
+        self._tail_chars += len(text)
+        if "\n" not in text:
+            self._partial.append(text)
+            return
+        parts = text.split("\n")
+        self._partial.append(parts[0])
+        self._lines.append("".join(self._partial))
+        self._lines.extend(parts[1:-1])
+        self._partial = [parts[-1]] if parts[-1] else []
+
+    # -- output (no property renders) ----------------------------------------------------------------------
+
+    @property
+    def stable_blocks(self) -> list[str]:
+        """HTML of the finished top-level blocks (append-only while streaming)."""
+        return self._stable
+
+    @property
+    def tail_blocks(self) -> list[str]:
+        """The open tail's HTML split into its top-level blocks."""
+        return self._tail_parts
+
+    @property
+    def tail_html(self) -> str:
+        """HTML of the open tail ("" after :meth:`finish`)."""
+        return "".join(self._tail_parts)
+
+    @property
+    def html(self) -> str:
+        """``"".join(stable_blocks) + tail_html``."""
+        return "".join(self._stable) + self.tail_html
+
+    @property
+    def version(self) -> int:
+        """Grows whenever a render may have changed ``stable_blocks`` or ``tail_blocks``."""
+        return self._version
+
+    @property
+    def code_blocks(self) -> list[str]:
+        """Raw code of every code block so far, in order (what a "Copy" link copies)."""
+        if self._fence is not None:
+            return [*self._stable_codes, self._fence.code]
+        return self._stable_codes + self._tail_codes
+
+    @property
+    def finished(self) -> bool:
+        """Whether :meth:`finish` was called."""
+        return self._finished
+
+    # -- work ----------------------------------------------------------------------------------------------
+
+    def render(self) -> None:
+        """Render what arrived since the last call (may be deferred by the big-tail throttle)."""
+        if not self._dirty or self._finished:
+            return
+        self._dirty = False
+        if self._fence is not None:
+            self._version += 1
+            html = self._fence.advance(self._lines, "".join(self._partial))
+            if html is not None:
+                self._set_tail([html], [])
+                return
+            self._fence = None
+        elif self._table is not None:
+            self._version += 1
+            table, self._table = self._table, None
+            out = table.advance(self._lines, "".join(self._partial), self._references, self._renderer,
+                                len(self._stable_codes))
+            if out is not None:
+                self._set_tail(*out)
+                self._table = table
+                return
+        else:
+            size = self._tail_chars
+            if (
+                size > BIG_TAIL_CHARS
+                and self._rendered_chars >= 0
+                and size - self._rendered_chars < BIG_TAIL_GROWTH * size
+                and self._clock() - self._render_t < max(BIG_TAIL_MIN_S, 4 * self._render_cost)
+            ):
+                self._dirty = True  # rendered later: once enough arrived, a little later, or at finish
+                return
+        t0 = self._clock()
+        self._version += 1
+        self._render_tail()
+        self._render_t = self._clock()
+        self._render_cost = self._render_t - t0
+
+    def finish(self) -> int:
+        """End of stream: render everything as final; returns the index of the first changed stable block.
+
+        Blocks emitted while streaming are normally final; only a link reference definition that arrived after a
+        block using it changes one: then the return value is that block's index (< the number of stable blocks
+        before the call), else it is the number of stable blocks before the call. Idempotent.
+        """
+        if self._finished:
+            return len(self._stable)
+        self.render()
+        before = len(self._stable)
+        if self._pending_cr:
+            self._pending_cr = False
+            self.feed("\n")
+        self._finished = True
+        src = self._tail_source()
+        self._lines, self._partial, self._tail_chars, self._fence, self._table = [], [], 0, None, None
+        if src:
+            self._stabilize(src)
+        self._tail_parts, self._tail_codes = [], []
+        self._version += 1
+        first_changed = self._fix_late_references()
+        return min(first_changed, before)
+
+    # -- internals -----------------------------------------------------------------------------------------
+
+    def _set_tail(self, parts: list[str], codes: list[str]) -> None:
+        self._tail_parts = parts
+        self._tail_codes = codes
+        self._rendered_chars = self._tail_chars
+
+    def _tail_source(self) -> str:
+        partial = "".join(self._partial)
+        if self._lines:
+            return "\n".join(self._lines) + "\n" + partial
+        return partial
+
+    def _stabilize(self, src: str, tokens: list[Token] | None = None) -> None:
+        """Parse ``src`` (complete stable lines) with the shared references and append its blocks.
+
+        ``tokens``: the tokens of ``src`` already parsed (with no new link reference definitions), or None.
+        """
+        if tokens is None:
+            env = {"references": self._references}
+            tokens = parse(src, env)
+            self._references = env["references"]
+        blocks, codes = self._renderer.render_groups(group_blocks(tokens), len(self._stable_codes))
+        self._runs.append(_StableRun(src, len(self._stable), len(self._stable_codes), len(self._references)))
+        self._stable.extend(blocks)
+        self._stable_codes.extend(codes)
+
+    def _fix_late_references(self) -> int:
+        refs = len(self._references)
+        first = len(self._stable)
+        for run in self._runs:
+            if run.refs_seen >= refs or "[" not in run.src:
+                continue
+            tokens = parse(run.src, {"references": dict(self._references)})
+            blocks, _codes = self._renderer.render_groups(group_blocks(tokens), run.code_base)
+            for i, h in enumerate(blocks):
+                j = run.first_block + i
+                if self._stable[j] != h:
+                    self._stable[j] = h
+                    first = min(first, j)
+            run.refs_seen = refs
+        return first
+
+    def _render_tail(self) -> None:
+        partial = "".join(self._partial)
+        show_partial = bool(partial) and not may_close_fence(partial)
+        src = "\n".join(self._lines) + "\n" if self._lines else ""
+        if show_partial:
+            src += partial
+        env = {"references": dict(self._references)}
+        tokens = parse(src, env) if src else []
+        k, cut_index = find_boundary(tokens, self._lines)
+        if k > 0:
+            # The blocks before line k parse the same alone (that is what makes k safe), so the tail's tokens
+            # are reused unless the tail defined link references (the stable env must only get lines < k's).
+            same_refs = len(env["references"]) == len(self._references)
+            self._stabilize("\n".join(self._lines[:k]) + "\n", tokens[:cut_index] if same_refs else None)
+            self._tail_chars -= sum(len(line) + 1 for line in self._lines[:k])
+            del self._lines[:k]
+            tokens = tokens[cut_index:]
+            for tok in tokens:
+                if tok.map is not None and tok.level == 0:
+                    tok.map = [tok.map[0] - k, tok.map[1] - k]
+        htmls, codes = self._renderer.render_groups(group_blocks(tokens), len(self._stable_codes))
+        self._set_tail(htmls, codes)
+        href = copy_href(self._copy_prefix, len(self._stable_codes))
+        self._table = None
+        self._fence = OpenFence.open(tokens, self._lines, href, self._renderer.colors, self._cache)
+        if self._fence is not None:
+            html = self._fence.advance(self._lines, partial)
+            if html is not None:
+                self._set_tail([html], [])
+            else:
+                self._fence = None
+        else:
+            self._table = OpenTable.open(tokens, self._lines, show_partial)
+
+
+class IncrementalMarkdown:
+    """Streaming markdown renderer of a reply: reasoning routing + the answer's :class:`MarkdownStream`.
+
+    Usage::
+
+        md = IncrementalMarkdown(theme="light")
+        for chunk in stream:
+            md.feed(chunk)                                   # O(len(chunk)), renders nothing
+            if md.render():                                  # once per UI tick: O(open tail)
+                view.patch(md.stable_blocks, md.tail_blocks)
+        first_changed = md.finish()
+
+    Properties only read what the last :meth:`render`/:meth:`finish` made:
+
+    * ``stable_blocks`` — ``list[str]``, HTML of finished top-level blocks of the answer, each a self-contained
+      fragment; append-only while streaming (only :meth:`finish` may replace entries, see its return value);
+    * ``tail_blocks``/``tail_html`` — HTML of the open tail ("" after :meth:`finish`);
+    * ``html`` — thinking section (if any) + ``"".join(stable_blocks) + tail_html``;
+    * ``text`` — the raw text fed so far; ``code_blocks`` — raw code of every code block of the answer so far
+      (``brook-copy:N`` links index it; the reasoning's links read ``brook-copy:tN``);
+    * ``thinking`` — the :class:`MarkdownStream` of a leading ``<think>…</think>`` section, or None;
+      ``thinking_done`` — whether ``</think>`` was seen.
+
+    ``theme`` is ``"light"`` or ``"dark"`` (``ValueError`` otherwise); ``clock`` (seconds) drives the throttle.
+    """
+
+    def __init__(self, theme: str = "light", *, detect_thinking: bool = True, copy_prefix: str = "",
+                 clock: Clock = time.perf_counter) -> None:
+        get_theme(theme)
+        self.theme = theme
+        self._clock = clock
+        self._answer = MarkdownStream(theme, copy_prefix, clock)
+        self._router = ThinkingRouter(detect_thinking)
+        self._raw: list[str] = []
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.thinking: MarkdownStream | None = None
+        self.thinking_done = False
+
+    # -- input ---------------------------------------------------------------------------------------------
+
+    def feed(self, text: str) -> None:
+        """Append a chunk of the reply (any size, may be ""). O(len(text)); nothing is rendered until
+        :meth:`render`. Raises ``RuntimeError`` after :meth:`finish`."""
+        if self._answer.finished:
+            raise RuntimeError("feed() after finish()")
+        if not text:
+            return
+        self._raw.append(text)
+        self._route(self._router.feed(text))
+
+    def feed_bytes(self, data: bytes) -> None:
+        """Append raw UTF-8 bytes; a multi-byte character split across calls is decoded once it is whole.
+
+        Invalid bytes become U+FFFD (``errors="replace"``), as the one-shot ``bytes.decode(errors="replace")``.
+        """
+        self.feed(self._decoder.decode(data))
+
+    def _route(self, routes: list[Any]) -> None:
+        for r in routes:
+            if r.kind == "answer":
+                self._answer.feed(r.text)
+            elif r.kind == "think":
+                assert self.thinking is not None
+                self.thinking.feed(r.text)
+            elif r.kind == "open":
+                self.thinking = MarkdownStream(self.theme, "t", self._clock)
+            elif r.kind == "close":
+                assert self.thinking is not None
+                self.thinking.finish()
+                self.thinking_done = True
+
+    # -- work ----------------------------------------------------------------------------------------------
+
+    def render(self) -> bool:
+        """Render what arrived since the last call; True if anything shown may have changed (``version`` grew)."""
+        before = self.version
+        if self.thinking is not None:
+            self.thinking.render()
+        self._answer.render()
+        return self.version != before
+
+    def finish(self) -> int:
+        """End of stream: render everything as final; returns the index of the first changed stable block of the
+        answer (see :meth:`MarkdownStream.finish`). Idempotent."""
+        if self._answer.finished:
+            return len(self._answer.stable_blocks)
+        tail = self._decoder.decode(b"", final=True)
+        if tail:
+            self.feed(tail)
+        self._route(self._router.finish())
+        if self.thinking is not None and not self.thinking.finished:
+            self.thinking.finish()
+        return self._answer.finish()
+
+    # -- output --------------------------------------------------------------------------------------------
+
+    @property
+    def text(self) -> str:
+        """The whole raw text fed so far (joined on demand)."""
+        if len(self._raw) > 1:
+            self._raw = ["".join(self._raw)]
+        return self._raw[0] if self._raw else ""
+
+    @property
+    def stable_blocks(self) -> list[str]:
+        """HTML of the finished top-level blocks of the answer (append-only while streaming)."""
+        return self._answer.stable_blocks
+
+    @property
+    def tail_html(self) -> str:
+        """HTML of the open tail of the answer (the last unfinished block or blocks)."""
+        return self._answer.tail_html
+
+    @property
+    def tail_blocks(self) -> list[str]:
+        """The open tail split into its top-level blocks: ``"".join(tail_blocks) == tail_html``."""
+        return self._answer.tail_blocks
+
+    @property
+    def version(self) -> int:
+        """A counter that grows whenever the answer or the reasoning section may have changed."""
+        v = self._answer.version
+        if self.thinking is not None:
+            v += self.thinking.version + 1
+        return v + self.thinking_done
+
+    @property
+    def html(self) -> str:
+        """Thinking section (if any) + answer HTML; equals :func:`render_markdown` of :attr:`text` once finished."""
+        out = self._answer.html
+        if self.thinking is not None:
+            out = thinking_section_html(self.thinking.html, self.thinking_done) + out
+        return out
+
+    @property
+    def code_blocks(self) -> list[str]:
+        """Raw code of every code block of the answer so far, in order (what a "Copy" link copies)."""
+        return self._answer.code_blocks
+
+    @property
+    def finished(self) -> bool:
+        """Whether :meth:`finish` was called."""
+        return self._answer.finished

@@ -1,0 +1,30 @@
+"""One-shot rendering of a whole reply: what a finished :class:`~.incremental.IncrementalMarkdown` gives."""
+
+from __future__ import annotations
+
+from app.core.highlight import SegmentCache, get_theme
+from app.core.markdown.html import HtmlRenderer
+from app.core.markdown.parser import group_blocks, normalize, parse
+from app.core.markdown.thinking import split_thinking, thinking_section_html
+
+
+def render_blocks(text: str, theme: str, copy_prefix: str = "") -> tuple[list[str], list[str]]:
+    """HTML of each top-level block of ``text`` (no reasoning routing) and the raw code of its code blocks."""
+    tokens = parse(normalize(text), {})
+    return HtmlRenderer(theme, copy_prefix, SegmentCache(64)).render_groups(group_blocks(tokens), 0)
+
+
+def render_markdown(text: str, theme: str = "light") -> str:
+    """Render a whole reply to Qt-compatible HTML in one go (what a finished ``IncrementalMarkdown`` gives).
+
+    ``theme`` is ``"light"`` or ``"dark"`` (``ValueError`` otherwise). A leading ``<think>…</think>`` section is
+    rendered separately as a dimmed thinking section before the answer.
+    """
+    get_theme(theme)
+    thinking, answer, done = split_thinking(text)
+    blocks, _ = render_blocks(answer, theme)
+    out = "".join(blocks)
+    if thinking is not None:
+        inner, _ = render_blocks(thinking, theme, "t")
+        out = thinking_section_html("".join(inner), done) + out
+    return out

@@ -1,0 +1,90 @@
+"""The markdown-it parser Brook uses, input normalisation and grouping tokens into top-level blocks.
+
+Parsing: markdown-it-py's ``commonmark`` preset with ``html=False`` (raw HTML in model output is shown as
+escaped text, never interpreted) plus tables, strikethrough, task lists and dollar math (``$…$`` inline,
+``$$…$$`` blocks; ``allow_space=False, allow_digits=False`` so "Prices like $5 and $10" stays text;
+``allow_blank_lines=False`` so a ``$$`` block cannot cross a blank line, which :mod:`.boundaries` relies on).
+The parser is only used to make tokens; :mod:`.html` turns them into HTML.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from mdit_py_plugins.dollarmath import dollarmath_plugin
+from mdit_py_plugins.tasklists import tasklists_plugin
+
+#: Block nesting level (a list level counts 2: list + item; a quote 1) from which the rest of a nested block
+#: is shown as literal text. markdown-it's own guard (``maxNesting`` = 20 in the CommonMark preset) silently
+#: DROPS everything past it — the rest of the nested block and, for lists, what follows the list.
+DEEP_LEVEL = 16
+
+
+def _too_deep(state: Any, start_line: int, end_line: int, silent: bool) -> bool:
+    """Block rule: at ``DEEP_LEVEL`` and deeper, keep the remaining lines of this nested range as a literal code
+    block instead of parsing (and, past ``maxNesting``, losing) them."""
+    if state.level < DEEP_LEVEL or silent:
+        return False
+    lines = []
+    for n in range(start_line, end_line):
+        first = state.bMarks[n] + min(state.tShift[n], state.blkIndent)
+        lines.append(state.src[first:state.eMarks[n]])
+    token = state.push("code_block", "code", 0)
+    token.content = "\n".join(lines) + "\n"
+    token.map = [start_line, end_line]
+    state.line = end_line
+    return True
+
+
+def build_parser() -> MarkdownIt:
+    """A new parser with Brook's syntax (see the module docstring)."""
+    md = MarkdownIt("commonmark", {"html": False})
+    md.enable(["table", "strikethrough"])
+    md.use(tasklists_plugin)
+    md.use(dollarmath_plugin, allow_space=False, allow_digits=False, allow_blank_lines=False)
+    md.block.ruler.before("table", "brook_too_deep", _too_deep, {"alt": []})
+    return md
+
+
+_PARSER: MarkdownIt | None = None
+
+
+def parser() -> MarkdownIt:
+    """The shared parser (built on first use)."""
+    global _PARSER
+    if _PARSER is None:
+        _PARSER = build_parser()
+    return _PARSER
+
+
+def parse(src: str, env: dict[str, Any]) -> list[Token]:
+    """Tokens of ``src`` (already :func:`normalize`-d). ``env["references"]`` collects link reference
+    definitions and resolves references against the ones already in it."""
+    return parser().parse(src, env)
+
+
+def normalize(text: str) -> str:
+    """The input normalisation markdown-it applies (CR LF / CR → LF, NUL → U+FFFD), done up front."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "\0" in text:
+        text = text.replace("\0", "\ufffd")
+    return text
+
+
+def group_blocks(tokens: list[Token]) -> list[list[Token]]:
+    """Split a token stream into top-level blocks (each group starts at a level-0 opening/standalone token)."""
+    groups: list[list[Token]] = []
+    for tok in tokens:
+        if (tok.level == 0 and tok.nesting >= 0) or not groups:
+            groups.append([tok])
+        else:
+            groups[-1].append(tok)
+    return groups
+
+
+def fence_lang(info: str) -> str:
+    """The language name of a fence's (unescaped) info string: its first word, or ""."""
+    return info.strip().split(maxsplit=1)[0] if info.strip() else ""
