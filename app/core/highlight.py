@@ -203,11 +203,14 @@ class SegmentCache:
 
     Shared by the streaming highlighter and the final render of the same message, so a fence that closes does
     not lex its frozen segments again. ``max_entries`` bounds memory (each entry holds one segment's HTML).
+    ``hits`` / ``misses`` count lookups answered from the cache / lexed anew (plain-text segments count neither).
     """
 
     def __init__(self, max_entries: int = 512) -> None:
         self._data: OrderedDict[tuple[str, str, str], str] = OrderedDict()
         self._max = max_entries
+        self.hits = 0
+        self.misses = 0
 
     def highlight(self, code: str, lang: str, theme: str) -> str:
         """HTML (inline-styled spans, newlines kept) of one segment ``code`` (lines ending in ``\\n``)."""
@@ -217,8 +220,10 @@ class SegmentCache:
         key = (lang, theme, code)
         hit = self._data.get(key)
         if hit is not None:
+            self.hits += 1
             self._data.move_to_end(key)
             return hit
+        self.misses += 1
         out = _format(code, lexer, theme)
         self._data[key] = out
         if len(self._data) > self._max:
@@ -304,6 +309,11 @@ class IncrementalHighlighter:
     def lines(self) -> list[str]:
         """The complete code lines seen so far (without newlines)."""
         return self._lines
+
+    @property
+    def frozen_html(self) -> str:
+        """HTML of the finished segments (exact: a prefix of the one-shot ``highlight_code`` of the block)."""
+        return "".join(self._frozen)
 
     def _hl(self, lines: list[str], exact: bool) -> str:
         seg = "\n".join(lines) + "\n"
