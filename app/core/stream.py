@@ -9,7 +9,8 @@ buffered in one batch (``get_batch``), so its cost is per batch, not per chunk.
 
 Stop path: ``request_stop()`` sets the worker's ``threading.Event`` (checked between tokens) and closes the
 queue, which drops what is buffered and releases a worker blocked on a full queue; the worker then closes the
-engine iterator (``generator.close()``) and finishes; ``worker_done`` resolves on the loop when it has.
+engine iterator (``generator.close()``) and finishes; ``worker_done`` resolves on the loop once its thread
+has exited (``wait_closed``).
 
 Engines that can only give bytes (a byte-level tokenizer, a raw HTTP body) put them in ``Chunk.raw``; the
 worker decodes them with one incremental UTF-8 decoder per stream, so a character split across chunks is held
@@ -238,7 +239,7 @@ class TokenStream:
             async for tagged in stream: ...   # or: while (batch := await stream.get_batch()) is not None
         finally:
             stream.request_stop()           # idempotent, never blocks
-        await stream.wait_closed()          # worker returned (e.g. to release the engine slot)
+        await stream.wait_closed()          # worker thread exited (e.g. to release the engine slot)
 
     Errors raised by the iterator are re-raised from ``__anext__``/``get_batch`` on the loop, after every chunk
     produced before them. ``maxsize`` bounds the queue (chunks). ``metrics`` receives the
@@ -295,8 +296,10 @@ class TokenStream:
         return self.stop_event.is_set()
 
     async def wait_closed(self) -> None:
-        """Wait until the worker thread has returned (without blocking the loop; cancelling the wait does not
-        cancel anything else)."""
+        """Wait until the worker thread has exited: afterwards ``alive`` is False and ``join(0)`` is True.
+
+        Does not block the loop; cancelling the wait cancels nothing else. Returns at once for a stream that
+        was never started."""
         if self.worker_done is not None:
             await asyncio.shield(self.worker_done)
 
@@ -373,9 +376,21 @@ class TokenStream:
         except RuntimeError:  # loop closed meanwhile
             pass
 
-    def _resolve_done(self) -> None:
-        if self.worker_done is not None and not self.worker_done.done():
-            self.worker_done.set_result(None)
+    def _resolve_done(self, delay_s: float = 0.0) -> None:
+        """Resolve ``worker_done`` (loop side) once the worker thread has exited.
+
+        The worker posts this as its last action, so its thread may still be finishing (a few bytecodes, then
+        the interpreter's thread teardown) when it runs: then it checks again shortly (1 ms, doubling up to
+        16 ms) instead of blocking the loop in ``Thread.join``. So ``worker_done`` (``wait_closed``) means the
+        thread has exited, not merely that it is about to."""
+        if self.worker_done is None or self.worker_done.done():
+            return
+        if self._thread is not None and self._thread.is_alive():
+            assert self._loop is not None
+            delay_s = min(0.016, max(0.001, 2 * delay_s))
+            self._loop.call_later(delay_s, self._resolve_done, delay_s)
+            return
+        self.worker_done.set_result(None)
 
     # loop side -----------------------------------------------------------------------------------------
     async def get_batch(self) -> list[Chunk] | None:

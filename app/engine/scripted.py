@@ -97,15 +97,19 @@ class ScriptedEngine:
 
     @property
     def text(self) -> str:
-        """The whole text one pass of the script produces."""
+        """The whole text one pass of the script produces, as the streaming core delivers it: raw bytes are
+        decoded incrementally across items (a character split over two items is one character), each chunk's
+        ``text`` before its ``raw``; bytes still incomplete at the end become U+FFFD."""
+        dec = codecs.getincrementaldecoder("utf-8")("replace")
         out: list[str] = []
         for item in self.script:
             if isinstance(item, Chunk):
-                out.append(item.text + item.raw.decode("utf-8", "replace"))
+                out.append(item.text + dec.decode(item.raw))
             elif isinstance(item, bytes):
-                out.append(item.decode("utf-8", "replace"))
+                out.append(dec.decode(item))
             else:
                 out.append(item)
+        out.append(dec.decode(b"", final=True))
         return "".join(out)
 
     def load(self, progress: ProgressCallback | None = None) -> None:

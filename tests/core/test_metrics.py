@@ -76,7 +76,19 @@ def test_stop_latency() -> None:
 
 
 def test_stamps_are_compact() -> None:
+    """A long reply's stamps cost ~8 bytes each (no float object per stamp: that would be ~32)."""
+    import tracemalloc
+
+    n = 20_000
     m = StreamMetrics()
-    for i in range(1000):
-        m.on_produced(float(i), 1)
-    assert m.produced.itemsize == 8            # array('d'): 8 bytes per stamp, no float objects
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(n):
+            m.on_produced(i * 0.001, 1)
+            m.on_enqueued(i * 0.001, depth=1, waited_s=0.0)
+        used = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert used / (2 * n) < 12, f"{used / (2 * n):.1f} bytes per stamp"
+    assert list(m.produced[:3]) == [0.0, 0.001, 0.002] and len(m.enqueued) == n

@@ -17,14 +17,7 @@ from hypothesis import strategies as st
 from app.core.metrics import StreamMetrics
 from app.core.stream import ChunkQueue, QueueClosed, TokenStream, live_streams
 from app.core.types import Chunk
-
-pytestmark = pytest.mark.timeout(60)
-
-
-def run(coro, timeout: float = 20.0):  # type: ignore[no-untyped-def]
-    async def guarded():  # type: ignore[no-untyped-def]
-        return await asyncio.wait_for(coro, timeout)
-    return asyncio.run(guarded())
+from tests.helpers import run, until
 
 
 def producer_of(pieces: list[str], delay_s: float = 0.0, fail_at: int | None = None,
@@ -105,13 +98,14 @@ def test_queue_never_holds_more_than_maxsize_and_the_worker_waits() -> None:
 
         th = threading.Thread(target=worker)
         th.start()
+        await until(lambda: q.qsize() == 3)
         await asyncio.sleep(0.2)                      # the consumer is "busy": nothing taken
         assert q.qsize() == 3 and not done.is_set()   # the worker waits instead of buffering
         got = []
         while len(got) < 10:
             got.extend(await q.get_batch())
             assert len(got) <= 10
-        th.join(2)
+        th.join()
         assert got == list(range(10))
         assert q.high_water == 3
         assert max(puts) > 0.1
@@ -145,7 +139,8 @@ def test_the_loop_is_woken_only_when_the_consumer_waits() -> None:
     async def main() -> tuple[int, int]:
         stream = TokenStream(producer_of([str(i) for i in range(200)]), maxsize=256)
         stream.start()
-        time.sleep(0.3)
+        while stream.queue_depth < 201:   # a busy loop (blocked here) while the worker puts 200 chunks + the end
+            time.sleep(0.005)
         n = 0
         while (batch := await stream.get_batch()) is not None:
             n += len(batch)
@@ -153,7 +148,7 @@ def test_the_loop_is_woken_only_when_the_consumer_waits() -> None:
         return n, stream.queue.wakeups
     n, wakeups = run(main())
     assert n == 200
-    assert wakeups <= 2
+    assert wakeups == 0          # everything was there before the consumer ever waited
 
 
 def test_a_fast_producer_never_starves_the_loop() -> None:
@@ -166,24 +161,24 @@ def test_a_fast_producer_never_starves_the_loop() -> None:
         stream = TokenStream(produce, maxsize=64)
         stream.start()
         ticks = 0
-        t_end = time.perf_counter() + 0.5
+        batches = 0
 
         def tick() -> None:
             nonlocal ticks
             ticks += 1
         loop = asyncio.get_running_loop()
-        handles = [loop.call_later(0.01 * i, tick) for i in range(1, 21)]
+        for i in range(1, 21):
+            loop.call_later(0.01 * i, tick)
         try:
-            while time.perf_counter() < t_end:
+            while ticks < 20:          # a starved loop never runs the ticks (pytest-timeout ends the test)
                 batch = await stream.get_batch()
                 assert batch
+                batches += 1
         finally:
             stream.request_stop()
-            for h in handles:
-                h.cancel()
         await stream.wait_closed()
-        return ticks
-    assert run(main()) >= 15
+        return batches
+    assert run(main()) > 20      # the producer kept the consumer busy all along
 
 
 # -- 3. stop -------------------------------------------------------------------------------------------
@@ -192,23 +187,70 @@ def test_stop_releases_a_worker_blocked_on_a_full_queue() -> None:
     async def main() -> TokenStream:
         stream = TokenStream(producer_of(["a"] * 1000), maxsize=2)
         stream.start()
-        await asyncio.sleep(0.1)               # the worker is now blocked on the full queue
-        assert stream.queue_depth == 2 and stream.alive
+        await until(lambda: stream.queue_depth == 2 and len(stream.metrics.produced) == 3)
+        assert stream.alive                    # the worker holds a third chunk: blocked on the full queue
         stream.request_stop()
         assert await stream.get_batch() is None   # nothing more is delivered after stop
         await stream.wait_closed()
+        assert not stream.alive and stream.join(0)   # wait_closed means the thread has exited
         return stream
-    stream = run(main(), timeout=5)
-    assert not stream.alive and stream.join(0)
+    stream = run(main())
     assert stream.metrics.summary().stop_latency_ms is not None
     assert stream not in live_streams()
 
 
-def test_stop_is_seen_within_one_token() -> None:
-    seen: list[int] = []
+class _SlowToExitLoop(asyncio.SelectorEventLoop):
+    """A loop whose cross-thread posts leave the posting thread asleep for a moment afterwards: it widens the
+    window between the worker's last post and the end of its thread (a busy machine does the same at random)."""
 
-    async def main() -> int:
-        stream = TokenStream(producer_of(["t"] * 10_000, delay_s=0.002, seen_stop=seen), maxsize=8)
+    def call_soon_threadsafe(self, callback, *args, context=None):  # type: ignore[no-untyped-def,override]
+        handle = super().call_soon_threadsafe(callback, *args, context=context)
+        if threading.current_thread() is not threading.main_thread():
+            time.sleep(0.1)
+        return handle
+
+
+def test_wait_closed_returns_only_after_the_worker_thread_has_exited() -> None:
+    async def main() -> list[bool]:
+        alive_after: list[bool] = []
+        for maxsize in (1, 256):
+            stream = TokenStream(producer_of(["a", "b", "c"]), maxsize=maxsize)
+            stream.start()
+            assert [tc.chunk.text async for tc in stream] == ["a", "b", "c"]
+            await stream.wait_closed()
+            alive_after.append(stream.alive)
+        return alive_after
+
+    with asyncio.Runner(loop_factory=_SlowToExitLoop) as runner:
+        assert runner.run(main()) == [False, False]
+
+
+class _Tokens:
+    """An engine iterator that never looks at the stop event (the stream must stop it) and has ``close()``."""
+
+    def __init__(self, n: int, delay_s: float) -> None:
+        self.left, self.delay_s = n, delay_s
+        self.closed_on: str | None = None
+
+    def __iter__(self) -> _Tokens:
+        return self
+
+    def __next__(self) -> Chunk:
+        if self.left == 0:
+            raise StopIteration
+        self.left -= 1
+        time.sleep(self.delay_s)
+        return Chunk("t")
+
+    def close(self) -> None:
+        self.closed_on = threading.current_thread().name
+
+
+def test_stop_is_seen_within_one_token_and_closes_the_engine_iterator() -> None:
+    tokens = _Tokens(10_000, delay_s=0.002)
+
+    async def main() -> tuple[int, TokenStream]:
+        stream = TokenStream(lambda stop: tokens, maxsize=8, name="decode")
         stream.start()
         n = 0
         async for _ in stream:
@@ -218,17 +260,27 @@ def test_stop_is_seen_within_one_token() -> None:
                 stream.request_stop()
                 break
         await stream.wait_closed()
-        return len(stream.metrics.produced) - produced_at_stop
-    after = run(main())
+        return len(stream.metrics.produced) - produced_at_stop, stream
+    after, stream = run(main())
     assert after <= 1          # at most the token being decoded when Stop came
-    assert not seen or seen[0] <= 20 + 8 + 2   # it stopped (the generator was closed, or saw the event)
+    assert tokens.closed_on == f"decode-{stream.generation_id}"   # closed by the worker, before it returned
 
 
 def test_request_stop_is_idempotent_and_safe_before_start() -> None:
-    stream = TokenStream(producer_of(["a"]))
+    seen_stop: list[int] = []
+    stream = TokenStream(producer_of(["a", "b"], seen_stop=seen_stop))
     stream.request_stop()
     stream.request_stop()
-    assert stream.join(0)
+    assert stream.stopped and stream.metrics.t_stop is None   # no worker yet: no stop latency to measure
+
+    async def main() -> list[Chunk] | None:
+        stream.start()                         # a stream stopped before it started delivers nothing ...
+        batch = await stream.get_batch()
+        await stream.wait_closed()
+        return batch
+    assert run(main()) is None
+    assert seen_stop == [0]                     # ... and its producer saw the stop before its first chunk
+    assert len(stream.metrics.produced) == 0 and not stream.alive
 
 
 # -- 6. errors ---------------------------------------------------------------------------------------
@@ -276,19 +328,21 @@ def test_each_stream_has_its_own_queue() -> None:
         slow.start()
         fast.start()
         got_slow = 0
+        release = asyncio.Event()
 
         async def slow_consumer() -> None:
             nonlocal got_slow
             async for _ in slow:
                 got_slow += 1
-                await asyncio.sleep(0.05)
+                await release.wait()        # stuck on its first chunk until the fast stream has finished
 
         task = asyncio.ensure_future(slow_consumer())
         n = 0
         async for _ in fast:
             n += 1
         assert n == 300
-        assert got_slow < 50                # the slow stream is still far behind
+        assert got_slow <= 1                # the slow stream is still at its first chunk
+        release.set()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task

@@ -5,19 +5,30 @@ from __future__ import annotations
 
 import sys
 
+import pytest
 from PySide6.QtCore import QObject, Signal
+
+#: Emits per check: the bad build loses one reference per emit, far more than the noise of other code.
+EMITS = 1000
 
 
 class _Emitter(QObject):
     flag = Signal(bool)
 
 
+@pytest.mark.skipif(sys.version_info >= (3, 12),
+                    reason="False is immortal on Python ≥ 3.12: its reference count never changes (and the lost "
+                           "references cannot free it), so the fault can neither be seen nor crash there")
 def test_bool_signals_keep_reference_counts(qapp) -> None:
     e = _Emitter()
-    got: list[bool] = []
-    e.flag.connect(got.append)
+    received = [0]
+
+    def count(value: bool) -> None:
+        received[0] += value is False
+    e.flag.connect(count)
     before = sys.getrefcount(False)
-    for _ in range(50):
+    for _ in range(EMITS):
         e.flag.emit(False)
-    del got[:]
-    assert sys.getrefcount(False) - before >= 0, "this PySide6 build under-counts bool references"
+    after = sys.getrefcount(False)
+    assert received[0] == EMITS
+    assert after - before > -EMITS // 10, f"this PySide6 build lost {before - after} references to False"
