@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -276,32 +275,27 @@ def test_is_safe_url() -> None:
     assert is_safe_url("HTTPS://x") and is_safe_url("mailto:a@b") and not is_safe_url(" javascript:x")
 
 
-def test_long_table_streams_with_bounded_ticks(corpus_dir: Path) -> None:
+# The worst feed time of these two inputs is measured by ``python -m app.bench feeds`` (budget 100 ms, compared
+# with a one-shot render in the same run); here only what they give.
+
+def test_long_table_streamed_one_char_at_a_time_equals_one_shot(corpus_dir: Path) -> None:
     text = (corpus_dir / "answers" / "03_long_table.md").read_text(encoding="utf-8")
     md = IncrementalMarkdown()
-    worst = 0.0
     for ch in text:
-        t0 = time.perf_counter()
         md.feed(ch)
         md.render()
-        worst = max(worst, time.perf_counter() - t0)
     md.finish()
     assert md.html == render_markdown(text)
-    assert worst < 0.1, f"slowest feed took {worst * 1000:.1f} ms"
 
 
-def test_200kb_line_in_a_fence_streams_with_bounded_ticks() -> None:
+def test_200kb_line_in_a_fence_streamed_equals_one_shot() -> None:
     text = "Here:\n\n```python\nx = '" + "ab" * 100_000 + "'\n```\n\nafter\n"
     md = IncrementalMarkdown()
-    worst = 0.0
     for i in range(0, len(text), 64):
-        t0 = time.perf_counter()
         md.feed(text[i : i + 64])
         md.render()
-        worst = max(worst, time.perf_counter() - t0)
     md.finish()
     assert md.html == render_markdown(text)
-    assert worst < 0.1, f"slowest feed took {worst * 1000:.1f} ms"
 
 
 @pytest.mark.parametrize("text", [

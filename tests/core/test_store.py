@@ -73,12 +73,8 @@ def test_locked_history_is_not_mistaken_for_corruption(tmp_path: Path) -> None:
     locker = sqlite3.connect(str(path), isolation_level=None, timeout=0.1)
     locker.execute("BEGIN EXCLUSIVE")
     try:
-        import time as _time
-
-        t0 = _time.perf_counter()
         second = Store.open_or_recover(path)
         assert second.problem and "can't be saved" in second.problem
-        assert _time.perf_counter() - t0 < 30
     finally:
         locker.execute("ROLLBACK")
         locker.close()

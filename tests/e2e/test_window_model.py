@@ -16,13 +16,10 @@ from app.core.conversation import Message, MessageStatus
 from app.engine.llama import LlamaEngine
 from app.smoke import SMOKE_PARAMS, SMOKE_PROMPT
 from app.ui.main_window import MainWindow
+from tests.helpers import run_on as _run
 
-pytestmark = [pytest.mark.model, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.model]
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _run(loop, coro, timeout: float = 120.0):
-    return loop.run_until_complete(asyncio.wait_for(coro, timeout))
 
 
 async def _wait_finished(window: MainWindow, reply: Message) -> Message:
@@ -151,23 +148,27 @@ def test_missing_model_on_the_command_line_exits_with_a_clear_message(tmp_path: 
     assert "does not exist" in proc.stderr and "Traceback" not in proc.stderr
 
 
-@pytest.mark.parametrize("engine_args", [["--scripted", "--slow-ms", "20"], ["--slow-ms", "30"]],
+@pytest.mark.parametrize("engine_args", [["--scripted", "--slow-ms", "5000"], ["--slow-ms", "5000"]],
                          ids=["scripted", "model"])
 def test_closing_the_window_mid_reply_exits_promptly_and_cleanly(engine_args: list[str]) -> None:
+    """One token every 5 s: a process that waited for the rest of the reply would still be running minutes
+    later (no wall-clock bound on the exit itself: the machine may be busy)."""
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONASYNCIODEBUG="0")
     proc = subprocess.Popen([sys.executable, "-X", "dev", str(ROOT / "main.py"), "--smoke-test", "--close-after-ms",
                              "200", *engine_args], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     line = proc.stdout.readline()               # printed when the window has closed mid-reply
-    t_closed = time.perf_counter()
-    rc = proc.wait(timeout=30)
-    exit_s = time.perf_counter() - t_closed
+    try:
+        rc = proc.wait(timeout=120)             # the rest of the reply would take ≥ 5 minutes
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
     err = proc.stderr.read() if proc.stderr else ""
     out = json.loads(line)
     assert out["closed"] is True and out["stopped"] is True and out["chunks_after_stop"] == 0
+    assert out["reply_chars"] < 200             # it was closed after a token or two
     assert rc == 0, err
-    assert exit_s < 2.0, f"the process took {exit_s:.2f} s to exit after the window closed"
     for bad in ("Task was destroyed but it is pending", "Event loop is closed", "Traceback", "never awaited"):
         assert bad not in err, err
 

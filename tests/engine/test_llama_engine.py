@@ -3,7 +3,6 @@ overflow, unload (issue 3, items 3 and 8)."""
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from pathlib import Path
 
@@ -16,8 +15,9 @@ from app.core.stream import TokenStream
 from app.core.types import GenerationParams
 from app.engine.base import ContextOverflowError, EngineNotLoadedError, InvalidModelError, ModelNotFoundError
 from app.engine.llama import LlamaEngine
+from tests.helpers import run
 
-pytestmark = [pytest.mark.model, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.model]
 
 
 @pytest.fixture(scope="module")
@@ -26,12 +26,6 @@ def engine(bundled_model: Path):  # type: ignore[no-untyped-def]
     e.load()
     yield e
     e.unload()
-
-
-def run(coro, timeout: float = 120.0):  # type: ignore[no-untyped-def]
-    async def guarded():  # type: ignore[no-untyped-def]
-        return await asyncio.wait_for(coro, timeout)
-    return asyncio.run(guarded())
 
 
 @pytest.mark.parametrize("prompt", [
@@ -62,7 +56,7 @@ def test_stop_within_one_token(engine: LlamaEngine) -> None:
                 at_stop = len(stream.metrics.produced)
                 stream.request_stop()
                 break
-        await asyncio.wait_for(stream.wait_closed(), 10)
+        await stream.wait_closed()
         return at_stop, len(stream.metrics.produced)
     at_stop, total = run(main())
     assert total - at_stop <= 1
@@ -115,17 +109,22 @@ def test_context_overflow(bundled_model: Path) -> None:
         with pytest.raises(ContextOverflowError, match="context window"):
             list(e.stream([{"role": "user", "content": long_prompt}], GenerationParams(max_tokens=8),
                           threading.Event()))
-        # through generate: a clear error on the reply, and the engine still works afterwards
+        # through generate: a clear error on the reply, and the engine still works afterwards. One loop for both,
+        # as in the app: the engine slot is released on the loop once the first worker has exited (a second
+        # asyncio.run would find it still held when the first loop closed before that).
         c = Conversation()
         c.add(Message(Role.USER, long_prompt))
         reply = c.add(Message(Role.ASSISTANT))
-        sched = FairScheduler()
-        run(generate(e, sched, c, reply, GenerationParams(max_tokens=8)))
-        assert reply.status is MessageStatus.ERROR and "context window" in (reply.error or "")
         c2 = Conversation()
         c2.add(Message(Role.USER, "Hi"))
         ok = c2.add(Message(Role.ASSISTANT))
-        run(generate(e, sched, c2, ok, GenerationParams(max_tokens=8, seed=1)))
+
+        async def main() -> None:
+            sched = FairScheduler()
+            await generate(e, sched, c, reply, GenerationParams(max_tokens=8))
+            assert reply.status is MessageStatus.ERROR and "context window" in (reply.error or "")
+            await generate(e, sched, c2, ok, GenerationParams(max_tokens=8, seed=1))
+        run(main())
         assert ok.status is MessageStatus.DONE and ok.text
     finally:
         e.unload()

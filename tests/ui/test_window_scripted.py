@@ -11,19 +11,10 @@ from app.core.conversation import Message, MessageStatus
 from app.core.store import Store
 from app.engine.scripted import ScriptedEngine
 from app.ui.main_window import MainWindow
+from tests.helpers import run_on as _run
+from tests.helpers import until as _until
 
-pytestmark = pytest.mark.timeout(60)
 LONG = "".join(f"Line {i}: some words to fill the message view.\n\n" for i in range(120))
-
-
-def _run(loop, coro, timeout: float = 30.0):
-    return loop.run_until_complete(asyncio.wait_for(coro, timeout))
-
-
-async def _until(cond, timeout: float = 20.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not cond():
-            await asyncio.sleep(0.01)
 
 
 @pytest.fixture
