@@ -8,7 +8,7 @@ time belongs here, where it is compared in the same run, not in a unit test on a
    the classic case: each new row must not re-render the whole table);
 2. ``fence_200kb_line``: a 200 KB line inside a code fence, fed in 64-character pieces.
 
-For each: ``worst_feed_ms`` and ``p99_feed_ms`` (``feed`` + reading ``render()``), and, as the baseline of the
+For each: ``worst_feed_ms`` and ``p99_feed_ms`` (``feed`` + ``render()``), and, as the baseline of the
 same run, ``one_shot_ms``: ``render_markdown`` of the whole text once. ``worst_vs_one_shot`` = worst ÷
 one-shot (well below 1 when a feed costs O(new text), about 1 or more when a feed re-renders everything).
 Budget: worst feed ≤ 100 ms on each input. Prints readable lines, then one JSON object as the last line;
@@ -44,7 +44,7 @@ def _fence_line(_corpus: Path) -> tuple[str, int]:
 
 
 def feed_costs(text: str, step: int) -> tuple[list[float], bool]:
-    """Seconds of each ``feed`` + ``render()`` read, and whether the finished HTML equals the one-shot one."""
+    """Seconds of each ``feed`` + ``render()``, and whether the finished HTML equals the one-shot one."""
     md = IncrementalMarkdown()
     costs: list[float] = []
     for i in range(0, len(text), step):
