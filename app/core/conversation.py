@@ -54,6 +54,8 @@ class Message:
     error: str | None = None
     metrics: dict[str, Any] | None = None
     provenance: dict[str, Any] | None = None   # model file, size, SHA-256, chat template (app.core.provenance)
+    versions: list[dict[str, Any]] | None = None   # a reply's other versions (app.core.versions)
+    version_index: int = 0                     # the shown version's place among all versions
     chunks: int = 0
     _parts: list[str] = field(default_factory=list, repr=False)
     _taken: int = 0                    # parts already handed to the renderer

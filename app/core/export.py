@@ -5,7 +5,9 @@ JSON (``FORMAT`` = ``"brook-chats"``, version 1), UTF-8::
     {"format": "brook-chats", "version": 1, "exported": <unix s>,
      "conversations": [{"title", "system_prompt", "preset", "params", "created", "updated",
                         "messages": [{"role", "content", "status", "created", "model", "params",
-                                      "stop_reason", "error", "metrics", "provenance"}, ...]}, ...]}
+                                      "stop_reason", "error", "metrics", "provenance",
+                                      "versions": null | {"shown": i, "others": [{content, status, …}]}},
+                                     ...]}, ...]}
 
 Every field a chat has in the history is in it (times in seconds since the epoch), so ``import_json`` of an
 export gives the same chats (new row ids). A reply that was still streaming when the app died is exported as
@@ -28,8 +30,6 @@ from app.core.provenance import describe
 
 FORMAT = "brook-chats"
 VERSION = 1
-_MESSAGE_FIELDS = ("role", "content", "status", "created", "model", "params", "stop_reason", "error", "metrics",
-                   "provenance")
 
 
 class ChatImportError(BrookError):
@@ -45,7 +45,9 @@ def conversation_to_dict(store: Any, conv_id: int) -> dict[str, Any]:
         "created": row[0], "updated": row[1],
         "messages": [{"role": m.role.value, "content": m.text, "status": m.status.value, "created": m.created,
                       "model": m.model, "params": m.params, "stop_reason": m.stop_reason, "error": m.error,
-                      "metrics": m.metrics, "provenance": m.provenance} for m in conv.messages],
+                      "metrics": m.metrics, "provenance": m.provenance,
+                      "versions": {"shown": m.version_index, "others": m.versions} if m.versions else None}
+                     for m in conv.messages],
     }
 
 
@@ -124,9 +126,10 @@ def import_json(store: Any, doc: Any) -> list[int]:
             ids.append(cid)
             db.executemany(
                 "INSERT INTO messages(conversation_id, role, content, status, created, model, params, stop_reason, "
-                "error, metrics, provenance) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                "error, metrics, provenance, versions) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 [(cid, m["role"], m["content"], m["status"], m["created"], m.get("model"), _dumps(m.get("params")),
-                  m.get("stop_reason"), m.get("error"), _dumps(m.get("metrics")), _dumps(m.get("provenance")))
+                  m.get("stop_reason"), m.get("error"), _dumps(m.get("metrics")), _dumps(m.get("provenance")),
+                  _dumps(m.get("versions")))
                  for m in c["messages"]])
         db.execute("COMMIT")
     except BaseException:
@@ -177,7 +180,7 @@ def _validated(doc: Any) -> list[dict[str, Any]]:
                 raise ChatImportError(f"{mw}: role must be one of {sorted(roles)}, not {m.get('role')!r}.")
             if m.get("status") not in statuses:
                 raise ChatImportError(f"{mw}: status must be one of {sorted(statuses)}, not {m.get('status')!r}.")
-            for k in ("params", "metrics", "provenance"):
+            for k in ("params", "metrics", "provenance", "versions"):
                 if m.get(k) is not None:
                     _need(m[k], dict, f"{mw}: {k}")
     return chats

@@ -18,7 +18,7 @@ from typing import Any
 from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.core.search import SearchHit, ensure_search_index
 from app.core.search import search as search_messages
-from app.core.store_columns import ensure_columns
+from app.core.store_columns import ensure_columns, load_versions, versions_json
 
 log = logging.getLogger("brook.store")
 SCHEMA_VERSION = 1
@@ -173,6 +173,7 @@ class Store:
                         params=_loads(r["params"]), stop_reason=r["stop_reason"], error=r["error"],
                         metrics=_loads(r["metrics"]), provenance=_loads(r["provenance"]), created=r["created"])
             m.db_id = r["id"]
+            load_versions(m, r["versions"])
             conv.messages.append(m)
         return conv
 
@@ -185,17 +186,17 @@ class Store:
         if conv.id is None:
             self.create_conversation(conv)
         values = (msg.text, msg.status.value, msg.model, _dumps(msg.params), msg.stop_reason, msg.error,
-                  _dumps(msg.metrics), _dumps(msg.provenance))
+                  _dumps(msg.metrics), _dumps(msg.provenance), versions_json(msg))
         t = time.time()
         if getattr(msg, "db_id", None) is None:
             cur = self.db.execute(
                 "INSERT INTO messages(conversation_id, role, content, status, model, params, stop_reason, error, "
-                "metrics, provenance, created) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                "metrics, provenance, versions, created) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (conv.id, msg.role.value, *values, msg.created))
             msg.db_id = cur.lastrowid
         else:
             self.db.execute("UPDATE messages SET content=?, status=?, model=?, params=?, stop_reason=?, error=?, "
-                            "metrics=?, provenance=? WHERE id=?", (*values, msg.db_id))
+                            "metrics=?, provenance=?, versions=? WHERE id=?", (*values, msg.db_id))
         self.db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (t, conv.id))
 
 

@@ -26,6 +26,7 @@ def _fill(store: Store) -> tuple[Conversation, Conversation]:
                       metrics={"ttft_ms": 80.5, "decode_tokens_per_s": 41.2, "decode_tokens": 9},
                       provenance={"model_file": "SmolLM2.gguf", "model_bytes": 100, "model_sha256": "ab" * 32,
                                   "chat_template": "GGUF tokenizer.chat_template"}))
+    r.versions, r.version_index = [{"content": "an earlier reply", "status": "stopped", "created": 999.0}], 1
     store.save_message(a, r)
     b = Conversation(title="中文")
     store.save_message(b, b.add(Message(Role.USER, "你好，世界", created=2000.0)))
@@ -50,11 +51,12 @@ def test_export_import_round_trip_is_lossless_field_by_field(tmp_path: Path) -> 
             assert after[key] == before[key], key
         for mb, ma in zip(before["messages"], after["messages"], strict=True):
             for key in ("role", "content", "status", "created", "model", "params", "stop_reason", "error",
-                        "metrics", "provenance"):
+                        "metrics", "provenance", "versions"):
                 assert ma[key] == mb[key], key
     first = again["conversations"][0]        # newest first: "中文" was updated last
     assert first["title"] == "中文" and first["messages"][1]["status"] == "timed out"
     assert again["conversations"][1]["messages"][1]["provenance"]["model_sha256"] == "ab" * 32
+    assert again["conversations"][1]["messages"][1]["versions"]["others"][0]["content"] == "an earlier reply"
 
 
 def test_markdown_has_messages_and_provenance(tmp_path: Path) -> None:

@@ -48,7 +48,7 @@ def test_short_blank_and_odd_queries(tmp_path: Path) -> None:
 def test_index_follows_edits_deletes_and_limit_newest_first(tmp_path: Path) -> None:
     store = Store(tmp_path / "h.sqlite3")
     conv = Conversation()
-    reply = conv.add(Message(Role.ASSISTANT, status=MessageStatus.STREAMING))
+    reply = conv.add(Message(Role.ASSISTANT, status=MessageStatus.PREFILL))
     store.save_message(conv, reply)
     reply.append("the quick brown fox")
     store.save_message(conv, reply)
