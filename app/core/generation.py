@@ -95,6 +95,8 @@ async def generate(engine: ChunkSource, scheduler: FairScheduler, conversation: 
         reply.status = MessageStatus.PREFILL
         notify(reply)
         messages = conversation.prompt_messages(upto=reply)
+        if reply.text:      # Continue: the model goes on from the partial reply (the engine ends the prompt with it)
+            messages.append({"role": "assistant", "content": reply.text})
         stream = TokenStream(lambda stop: engine.stream(messages, params, stop),
                              maxsize=settings.queue_maxsize, metrics=metrics)
         gid = reply.generation_id = stream.generation_id

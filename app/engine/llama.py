@@ -93,10 +93,11 @@ class LlamaEngine:
         llm = self._llm
         template = None
         if llm is not None:
-            if "tokenizer.chat_template" in (llm.metadata or {}):
+            fmt = getattr(llm, "chat_format", None)
+            if fmt == "chat_template.default":        # llama-cpp-python renders the GGUF's own Jinja template
                 template = "GGUF tokenizer.chat_template"
-            else:
-                template = f"llama-cpp-python format {getattr(llm, 'chat_format', None) or 'llama-2'}"
+            else:                                     # a built-in format (guessed from the template, or default)
+                template = f"llama-cpp-python format {fmt or 'llama-2'}"
         return model_file_facts(self.model_path, default_hash_cache(), template)
 
     def stream(self, messages: Sequence[Mapping[str, str]], params: GenerationParams,
@@ -107,13 +108,22 @@ class LlamaEngine:
         if llm is None:
             raise EngineNotLoadedError("The model is not loaded yet.")
         messages = self.fit_context(messages, params)
-        kwargs: dict[str, Any] = dict(messages=messages, stream=True, temperature=params.temperature,
-                                      top_p=params.top_p, top_k=params.top_k, min_p=params.min_p,
-                                      repeat_penalty=params.repeat_penalty, max_tokens=params.max_tokens)
+        sampling: dict[str, Any] = dict(stream=True, temperature=params.temperature, top_p=params.top_p,
+                                        top_k=params.top_k, min_p=params.min_p,
+                                        repeat_penalty=params.repeat_penalty, max_tokens=params.max_tokens)
         if params.seed is not None:
-            kwargs["seed"] = params.seed
+            sampling["seed"] = params.seed
+        if messages and messages[-1].get("role") == "assistant":
+            prompt, template_stop = self._continue_prompt(llm, messages)
+            stops = [*template_stop, *params.stop]
+            if stops:
+                sampling["stop"] = stops
+            completions = llm.create_completion(prompt=prompt, **sampling)
+            yield from self._completion_chunks(llm, completions, stop)
+            return
         if params.stop:
-            kwargs["stop"] = list(params.stop)
+            sampling["stop"] = list(params.stop)
+        kwargs: dict[str, Any] = dict(messages=messages, **sampling)
         pause = self.slow_ms / 1000.0
         abort = self._set_abort(llm, stop)
         it = llm.create_chat_completion(**kwargs)
@@ -143,6 +153,58 @@ class LlamaEngine:
                 finish = choice.get("finish_reason")
                 if not text and not finish:
                     continue  # the role-only first delta
+                if pause and text and stop.wait(pause):
+                    return
+                yield Chunk(text, 1 if text else 0, finish)
+        finally:
+            if abort is not None:
+                self._clear_abort(llm)
+            it.close()
+
+    @staticmethod
+    def _continue_prompt(llm: Any, messages: Sequence[Mapping[str, str]]) -> tuple[str, list[str]]:
+        """Continue: the raw prompt that ends inside the assistant's turn, i.e. the chat template applied to the
+        messages before the last (with the generation prompt) followed by the partial reply's text, so the model
+        goes on from where it stopped. Needs the GGUF's own template; returns the prompt and the template's stop
+        strings. Raises ``EngineError`` for a model without one."""
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        template = (llm.metadata or {}).get("tokenizer.chat_template")
+        if not template:
+            raise EngineError("Continue needs the model's own chat template, and this GGUF has none. "
+                              "Regenerate the reply instead.")
+        eos_id, bos_id = llm.token_eos(), llm.token_bos()
+        eos = llm._model.token_get_text(eos_id) if eos_id != -1 else ""
+        bos = llm._model.token_get_text(bos_id) if bos_id != -1 else ""
+        formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos, stop_token_ids=[eos_id])
+        head = [dict(m) for m in messages[:-1]]
+        result = formatter(messages=head)  # type: ignore[arg-type]
+        stop = result.stop if isinstance(result.stop, list) else [result.stop] if result.stop else []
+        return result.prompt + messages[-1].get("content", ""), stop
+
+    def _completion_chunks(self, llm: Any, it: Any, stop: threading.Event) -> Iterator[Chunk]:
+        """Chunks of a raw ``create_completion`` stream (the continue path), with Stop and prefill abort as in
+        ``stream``."""
+        abort = self._set_abort(llm, stop)
+        pause = self.slow_ms / 1000.0
+        try:
+            while not stop.is_set():
+                try:
+                    ev = next(it)
+                except StopIteration:
+                    return
+                except RuntimeError:
+                    if stop.is_set():
+                        llm.reset()
+                        return
+                    raise
+                if abort is not None:
+                    self._clear_abort(llm)
+                    abort = None
+                choice = ev["choices"][0]
+                text, finish = choice.get("text") or "", choice.get("finish_reason")
+                if not text and not finish:
+                    continue
                 if pause and text and stop.wait(pause):
                     return
                 yield Chunk(text, 1 if text else 0, finish)
