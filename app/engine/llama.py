@@ -244,6 +244,20 @@ class LlamaEngine:
             raise EngineNotLoadedError("The model is not loaded yet.")
         return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
 
+    def prompt_tokens(self, messages: Sequence[Mapping[str, str]]) -> int:
+        """Tokens of the prompt ``stream`` would send for ``messages`` (after ``fit_context``): the chat template
+        applied with the generation prompt, tokenized as llama-cpp-python does (BOS added, special tokens
+        parsed). Uses the GGUF's own template; without one, the per-message estimate of ``fit_context``."""
+        llm = self._llm
+        if llm is None:
+            raise EngineNotLoadedError("The model is not loaded yet.")
+        msgs = [dict(m) for m in messages]
+        if not (llm.metadata or {}).get("tokenizer.chat_template") or \
+                getattr(llm, "chat_format", None) != "chat_template.default":
+            return sum(self.count_tokens(m.get("content", "")) + MESSAGE_OVERHEAD_TOKENS for m in msgs)
+        prompt, _stop = self._continue_prompt(llm, [*msgs, {"role": "assistant", "content": ""}])
+        return len(llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True))
+
     def fit_context(self, messages: Sequence[Mapping[str, str]], params: GenerationParams) -> list[dict[str, str]]:
         """The most recent messages that fit the context window with room for the reply (a rolling window).
 

@@ -28,7 +28,7 @@ def test_continue_goes_on_from_the_partial_text(bundled_model: Path) -> None:
         first = reply.text
         assert reply.stop_reason == "length" and first.strip()
 
-        prompt, stops = engine._continue_prompt(engine._llm, [*conv.prompt_messages(upto=reply),
+        prompt, _stops = engine._continue_prompt(engine._llm, [*conv.prompt_messages(upto=reply),
                                                                {"role": "assistant", "content": first}])
         assert prompt.endswith("<|im_start|>assistant\n" + first) and "<|im_end|>" not in prompt[-len(first) - 30:]
 
