@@ -21,6 +21,12 @@ from app.core.types import GenerationParams
 log = logging.getLogger("brook.presets")
 
 
+def QT_TRANSLATE_NOOP(context: str, text: str) -> str:
+    """Marks ``text`` for Qt's lupdate (the UI translates it with ``QCoreApplication.translate(context, …)``);
+    returns it unchanged. Defined here because ``app.core`` never imports Qt."""
+    return text
+
+
 @dataclass(frozen=True, slots=True)
 class Preset:
     """``system_prompt`` ``None``: use the default system prompt from the settings."""
@@ -33,13 +39,16 @@ class Preset:
 
 BUILTIN: dict[str, Preset] = {p.name: p for p in (
     Preset("Precise", GenerationParams(temperature=0.2, top_p=0.9, top_k=20, min_p=0.1, repeat_penalty=1.05),
-           description="Focused and repeatable: facts, code, summaries, extraction."),
+           description=QT_TRANSLATE_NOOP("Presets", "Focused and repeatable: facts, code, summaries, extraction.")),
     Preset("Balanced", GenerationParams(),
-           description="llama.cpp's defaults with temperature 0.7: everyday chat."),
+           description=QT_TRANSLATE_NOOP("Presets", "llama.cpp's defaults with temperature 0.7: everyday chat.")),
     Preset("Creative", GenerationParams(temperature=1.0, top_p=0.98, top_k=100, min_p=0.02, repeat_penalty=1.1),
-           description="Varied and surprising: stories, brainstorming, names."),
+           description=QT_TRANSLATE_NOOP("Presets", "Varied and surprising: stories, brainstorming, names.")),
 )}
 DEFAULT_PRESET = "Balanced"
+#: The names, for translation (the UI shows ``translate("Presets", name)``).
+NAMES = [QT_TRANSLATE_NOOP("Presets", "Precise"), QT_TRANSLATE_NOOP("Presets", "Balanced"),
+         QT_TRANSLATE_NOOP("Presets", "Creative")]
 
 _FIELDS = {f.name: f for f in dataclasses.fields(GenerationParams)}
 
@@ -92,15 +101,37 @@ def _jsonable(v: Any) -> Any:
 
 #: One-line explanation of each sampling parameter (tooltips, docs). Sources: llama.cpp ``tools/main/README.md``.
 HELP: dict[str, str] = {
-    "temperature": "Randomness. 0 always picks the most likely token; 0.7 is usual for chat; above 1 gets wild.",
-    "top_p": "Nucleus sampling: keep the most likely tokens whose probabilities add up to this (0.95 = 95 %).",
-    "top_k": "Keep only the K most likely tokens before sampling (0 = no limit).",
-    "min_p": "Drop tokens less likely than this fraction of the most likely one (0.05 = 5 %).",
-    "repeat_penalty": "Penalise tokens already used recently (1.0 = off; 1.1 is a gentle nudge against loops).",
-    "max_tokens": "Longest reply, in tokens (about ¾ of a word each in English).",
-    "seed": "Random seed. Set one to get the same reply again from the same prompt and settings.",
-    "stop": "Texts that end the reply when the model writes them (not shown).",
-    "n_threads": "CPU threads for the model (empty = llama.cpp's choice, usually the number of cores).",
-    "n_gpu_layers": "Model layers run on the GPU (needs a GPU build of llama.cpp; -1 = all). 0 = CPU only.",
-    "n_ctx": "Context window in tokens: how much of the chat the model sees. More needs more memory.",
+    "temperature": QT_TRANSLATE_NOOP(
+        "SettingsHelp",
+        "Randomness. 0 always picks the most likely token; 0.7 is usual for chat; above 1 gets wild."),
+    "top_p": QT_TRANSLATE_NOOP(
+        "SettingsHelp",
+        "Nucleus sampling: keep the most likely tokens whose probabilities add up to this (0.95 = 95 %)."),
+    "top_k": QT_TRANSLATE_NOOP(
+        "SettingsHelp",
+        "Keep only the K most likely tokens before sampling (0 = no limit)."),
+    "min_p": QT_TRANSLATE_NOOP(
+        "SettingsHelp",
+        "Drop tokens less likely than this fraction of the most likely one (0.05 = 5 %)."),
+    "repeat_penalty": QT_TRANSLATE_NOOP(
+        "SettingsHelp",
+        "Penalise tokens already used recently (1.0 = off; 1.1 is a gentle nudge against loops)."),
+    "max_tokens": QT_TRANSLATE_NOOP(
+        "SettingsHelp",
+        "Longest reply, in tokens (about ¾ of a word each in English)."),
+    "seed": QT_TRANSLATE_NOOP(
+        "SettingsHelp",
+        "Random seed. Set one to get the same reply again from the same prompt and settings."),
+    "stop": QT_TRANSLATE_NOOP(
+        "SettingsHelp",
+        "Texts that end the reply when the model writes them (not shown)."),
+    "n_threads": QT_TRANSLATE_NOOP(
+        "SettingsHelp",
+        "CPU threads for the model (empty = llama.cpp's choice, usually the number of cores)."),
+    "n_gpu_layers": QT_TRANSLATE_NOOP(
+        "SettingsHelp",
+        "Model layers run on the GPU (needs a GPU build of llama.cpp; -1 = all). 0 = CPU only."),
+    "n_ctx": QT_TRANSLATE_NOOP(
+        "SettingsHelp",
+        "Context window in tokens: how much of the chat the model sees. More needs more memory."),
 }

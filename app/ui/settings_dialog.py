@@ -1,20 +1,42 @@
-"""Settings: sampling parameters, time budgets, system prompt, context window."""
+"""Settings: defaults for new chats (preset, sampling, system prompt), the model (context window, threads, GPU
+layers, models folder), time budgets, and the look (language, theme). Every field explains itself in a tooltip;
+"Restore defaults" puts every field back to Brook's defaults."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import (
+    QComboBox,
     QDialog,
     QDialogButtonBox,
-    QDoubleSpinBox,
     QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLineEdit,
     QPlainTextEdit,
-    QSpinBox,
+    QVBoxLayout,
     QWidget,
 )
 
+from app.core.presets import BUILTIN, preset
 from app.core.settings import AppSettings
+from app.ui.sampling_form import SamplingForm, dspin, help_text, spin
+
+
+def _tr(text: str) -> str:
+    return QCoreApplication.translate("SettingsDialog", text)
+
+
+def gpu_offload_supported() -> bool:
+    """True when this llama.cpp was built with a GPU backend (CUDA, Metal, Vulkan …)."""
+    try:
+        import llama_cpp
+
+        return bool(llama_cpp.llama_supports_gpu_offload())
+    except Exception:
+        return False
 
 
 class SettingsDialog(QDialog):
@@ -22,56 +44,111 @@ class SettingsDialog(QDialog):
 
     def __init__(self, settings: AppSettings, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Brook settings")
+        self.setWindowTitle(_tr("Brook settings"))
         self._settings = settings
-        g = settings.generation
-        form = QFormLayout(self)
-        self.temperature = _dspin(0.0, 2.0, 0.05, g.temperature)
-        self.top_p = _dspin(0.0, 1.0, 0.01, g.top_p)
-        self.max_tokens = _spin(1, 32768, g.max_tokens)
-        self.seed = _spin(-1, 2**31 - 1, -1 if g.seed is None else g.seed)
-        self.seed.setSpecialValueText("random")
-        self.first_token = _dspin(1.0, 3600.0, 5.0, settings.first_token_timeout_s, " s")
-        self.total = _dspin(5.0, 36000.0, 30.0, settings.total_timeout_s, " s")
-        self.n_ctx = _spin(256, 131072, settings.n_ctx, " tokens")
+        outer = QVBoxLayout(self)
+        columns = QHBoxLayout()
+        outer.addLayout(columns)
+
+        chats = QGroupBox(_tr("New chats"))
+        chat_form = QVBoxLayout(chats)
+        top = QFormLayout()
+        self.preset = QComboBox()
+        for name in BUILTIN:
+            self.preset.addItem(QCoreApplication.translate("Presets", name), name)
+        self.preset.setCurrentIndex(max(0, self.preset.findData(settings.preset)))
+        self.preset.setToolTip(_tr("Sampling preset of new chats; choosing one fills in the fields below."))
+        self.preset.activated.connect(lambda _i: self.sampling.set_params(preset(self.preset.currentData()).params))
+        top.addRow(_tr("Preset"), self.preset)
+        chat_form.addLayout(top)
+        self.sampling = SamplingForm(settings.generation)
+        chat_form.addWidget(self.sampling)
         self.system_prompt = QPlainTextEdit(settings.system_prompt)
-        self.system_prompt.setPlaceholderText("Optional instructions sent before every chat")
+        self.system_prompt.setPlaceholderText(_tr("Optional instructions for the model, used by new chats"))
         self.system_prompt.setMaximumHeight(90)
-        form.addRow("Temperature", self.temperature)
-        form.addRow("Top-p", self.top_p)
-        form.addRow("Max tokens per reply", self.max_tokens)
-        form.addRow("Seed", self.seed)
-        form.addRow("First-token timeout", self.first_token)
-        form.addRow("Total timeout", self.total)
-        form.addRow("Context window (next model load)", self.n_ctx)
-        form.addRow("System prompt", self.system_prompt)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        self.system_prompt.setAccessibleName(_tr("Default system prompt"))
+        sp = QFormLayout()
+        sp.addRow(_tr("System prompt"), self.system_prompt)
+        chat_form.addLayout(sp)
+        columns.addWidget(chats)
+
+        right = QVBoxLayout()
+        model = QGroupBox(_tr("Model"))
+        mform = QFormLayout(model)
+        self.n_ctx = spin(256, 131072, settings.n_ctx, _tr(" tokens"))
+        self.n_ctx.setToolTip(help_text("n_ctx"))
+        self.n_threads = spin(0, 256, settings.n_threads or 0)
+        self.n_threads.setSpecialValueText(_tr("automatic"))
+        self.n_threads.setToolTip(help_text("n_threads"))
+        self.n_gpu_layers = spin(-1, 1000, settings.n_gpu_layers)
+        self.n_gpu_layers.setSpecialValueText(_tr("all"))
+        gpu = gpu_offload_supported()
+        self.n_gpu_layers.setEnabled(gpu)
+        self.n_gpu_layers.setToolTip(help_text("n_gpu_layers") if gpu else
+                                     _tr("This llama.cpp was built without a GPU backend: the model runs on the CPU."))
+        self.models_dir = QLineEdit(settings.models_dir or "")
+        self.models_dir.setPlaceholderText(_tr("default: the models folder in Brook's data folder"))
+        self.models_dir.setToolTip(_tr("The folder the model library lists (GGUF files, searched in sub-folders)."))
+        mform.addRow(_tr("Context window (next model load)"), self.n_ctx)
+        mform.addRow(_tr("CPU threads"), self.n_threads)
+        mform.addRow(_tr("GPU layers"), self.n_gpu_layers)
+        mform.addRow(_tr("Models folder"), self.models_dir)
+        right.addWidget(model)
+
+        timing = QGroupBox(_tr("Time limits"))
+        tform = QFormLayout(timing)
+        self.first_token = dspin(1.0, 3600.0, 5.0, settings.first_token_timeout_s, " s")
+        self.first_token.setToolTip(_tr("Give up when the model has not started answering after this long."))
+        self.total = dspin(5.0, 36000.0, 30.0, settings.total_timeout_s, " s")
+        self.total.setToolTip(_tr("Stop a reply that takes longer than this in all (its text is kept)."))
+        tform.addRow(_tr("First-token timeout"), self.first_token)
+        tform.addRow(_tr("Total timeout"), self.total)
+        right.addWidget(timing)
+
+        look = QGroupBox(_tr("Appearance"))
+        lform = QFormLayout(look)
+        self.language = QComboBox()
+        self.language.addItem(_tr("System language"), "system")
+        self.language.addItem("English", "en")
+        self.language.addItem("简体中文", "zh_CN")
+        self.language.setCurrentIndex(max(0, self.language.findData(settings.language)))
+        self.language.setToolTip(_tr("Language of Brook's windows (applies at once)."))
+        self.theme = QComboBox()
+        for label, key in ((_tr("Follow the system"), "system"), (_tr("Light"), "light"), (_tr("Dark"), "dark")):
+            self.theme.addItem(label, key)
+        self.theme.setCurrentIndex(max(0, self.theme.findData(settings.theme)))
+        lform.addRow(_tr("Language"), self.language)
+        lform.addRow(_tr("Theme"), self.theme)
+        right.addWidget(look)
+        right.addStretch(1)
+        columns.addLayout(right)
+
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+                                   | QDialogButtonBox.StandardButton.RestoreDefaults)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
-        form.addRow(buttons)
+        buttons.button(QDialogButtonBox.StandardButton.RestoreDefaults).clicked.connect(self.restore_defaults)
+        outer.addWidget(buttons)
+
+    def restore_defaults(self) -> None:
+        """Every field back to ``AppSettings()``'s value (nothing is saved until OK)."""
+        d = AppSettings()
+        self.preset.setCurrentIndex(max(0, self.preset.findData(d.preset)))
+        self.sampling.set_params(d.generation)
+        self.system_prompt.setPlainText(d.system_prompt)
+        self.n_ctx.setValue(d.n_ctx)
+        self.n_threads.setValue(d.n_threads or 0)
+        self.n_gpu_layers.setValue(d.n_gpu_layers)
+        self.models_dir.setText(d.models_dir or "")
+        self.first_token.setValue(d.first_token_timeout_s)
+        self.total.setValue(d.total_timeout_s)
+        self.language.setCurrentIndex(max(0, self.language.findData(d.language)))
+        self.theme.setCurrentIndex(max(0, self.theme.findData(d.theme)))
 
     def result_settings(self) -> AppSettings:
-        seed = self.seed.value()
-        gen = replace(self._settings.generation, temperature=self.temperature.value(), top_p=self.top_p.value(),
-                      max_tokens=self.max_tokens.value(), seed=None if seed < 0 else seed)
-        return replace(self._settings, generation=gen, first_token_timeout_s=self.first_token.value(),
-                       total_timeout_s=self.total.value(), n_ctx=self.n_ctx.value(),
-                       system_prompt=self.system_prompt.toPlainText().strip())
-
-
-def _spin(lo: int, hi: int, value: int, suffix: str = "") -> QSpinBox:
-    s = QSpinBox()
-    s.setRange(lo, hi)
-    s.setValue(value)
-    s.setSuffix(suffix)
-    return s
-
-
-def _dspin(lo: float, hi: float, step: float, value: float, suffix: str = "") -> QDoubleSpinBox:
-    s = QDoubleSpinBox()
-    s.setRange(lo, hi)
-    s.setSingleStep(step)
-    s.setDecimals(2)
-    s.setValue(value)
-    s.setSuffix(suffix)
-    return s
+        return replace(self._settings, generation=self.sampling.params(), preset=self.preset.currentData(),
+                       first_token_timeout_s=self.first_token.value(), total_timeout_s=self.total.value(),
+                       n_ctx=self.n_ctx.value(), system_prompt=self.system_prompt.toPlainText().strip(),
+                       n_threads=self.n_threads.value() or None, n_gpu_layers=self.n_gpu_layers.value(),
+                       models_dir=self.models_dir.text().strip() or None, language=self.language.currentData(),
+                       theme=self.theme.currentData())

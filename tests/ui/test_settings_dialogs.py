@@ -1,0 +1,41 @@
+"""Settings and chat-settings dialogs: every sampling field round-trips, presets fill the fields, defaults restore."""
+
+from __future__ import annotations
+
+from app.core.conversation import Conversation
+from app.core.presets import chat_params, preset
+from app.core.settings import AppSettings
+from app.core.types import GenerationParams
+from app.ui.chat_settings_dialog import ChatSettingsDialog
+from app.ui.settings_dialog import SettingsDialog
+
+
+def test_settings_round_trip_every_field_and_restore_defaults(qtbot) -> None:
+    s = AppSettings(generation=GenerationParams(temperature=0.3, top_k=7, min_p=0.2, repeat_penalty=1.2,
+                                                max_tokens=99, seed=3, stop=("END", "###")),
+                    n_threads=4, language="zh_CN", theme="dark", models_dir="/m", preset="Precise")
+    dlg = SettingsDialog(s)
+    qtbot.addWidget(dlg)
+    out = dlg.result_settings()
+    assert out == s
+    assert dlg.sampling.min_p.toolTip().startswith("Drop tokens less likely")
+    dlg.sampling.stop.setText(" a , ,b ")
+    dlg.sampling.seed.setValue(-1)
+    out = dlg.result_settings()
+    assert out.generation.stop == ("a", "b") and out.generation.seed is None
+    dlg.restore_defaults()
+    assert dlg.result_settings() == AppSettings()
+
+
+def test_chat_settings_edit_the_chat_only(qtbot) -> None:
+    conv = Conversation(title="poems", system_prompt="Rhyme.", preset="Balanced")
+    dlg = ChatSettingsDialog(conv, GenerationParams())
+    qtbot.addWidget(dlg)
+    dlg.preset.setCurrentIndex(dlg.preset.findData("Creative"))
+    dlg.preset.activated.emit(dlg.preset.currentIndex())
+    assert dlg.sampling.params() == preset("Creative").params
+    dlg.sampling.temperature.setValue(1.4)
+    dlg.system_prompt.setPlainText("Rhyme in French.")
+    dlg.apply()
+    assert (conv.preset, conv.system_prompt, conv.params) == ("Creative", "Rhyme in French.", {"temperature": 1.4})
+    assert chat_params(conv).temperature == 1.4 and chat_params(conv).top_k == preset("Creative").params.top_k
