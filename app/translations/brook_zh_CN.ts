@@ -2,31 +2,30 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
-    <name></name>
+    <name>ChatSettingsDialog</name>
     <message>
-        <source>HelpDialogs</source>
-        <comment>A desktop chat app for local language models. The words appear as fast as the model makes them, and Stop stops.</comment>
-        <translation type="unfinished"></translation>
+        <source>Chat settings: %1</source>
+        <translation>对话设置：%1</translation>
     </message>
     <message>
-        <source>HelpDialogs</source>
-        <comment>Model</comment>
-        <translation type="unfinished"></translation>
+        <source>Instructions the model gets before this chat (optional)</source>
+        <translation>模型在本对话开始前收到的指示（可选）</translation>
     </message>
     <message>
-        <source>HelpDialogs</source>
-        <comment>Chats and models folder</comment>
-        <translation type="unfinished"></translation>
+        <source>System prompt of this chat</source>
+        <translation>本对话的系统提示词</translation>
     </message>
     <message>
-        <source>HelpDialogs</source>
-        <comment>About Brook</comment>
-        <translation type="unfinished"></translation>
+        <source>System prompt</source>
+        <translation>系统提示词</translation>
     </message>
     <message>
-        <source>HelpDialogs</source>
-        <comment>Keyboard shortcuts</comment>
-        <translation type="unfinished"></translation>
+        <source>Preset</source>
+        <translation>预设</translation>
+    </message>
+    <message>
+        <source>These settings belong to this chat only. Defaults for new chats are in Settings.</source>
+        <translation>这些设置只属于本对话。新对话的默认值在“设置”中。</translation>
     </message>
 </context>
 <context>
@@ -34,202 +33,265 @@
     <message>
         <source>Send the message</source>
         <extracomment>(keys, what they do): listed in the shortcuts dialog; the window defines the same keys.</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>发送消息</translation>
     </message>
     <message>
         <source>New line in the message</source>
-        <translation type="unfinished"></translation>
+        <translation>在消息中换行</translation>
     </message>
     <message>
         <source>Stop the reply</source>
-        <translation type="unfinished"></translation>
+        <translation>停止回复</translation>
     </message>
     <message>
         <source>New chat</source>
-        <translation type="unfinished"></translation>
+        <translation>新建对话</translation>
     </message>
     <message>
         <source>Search all chats</source>
-        <translation type="unfinished"></translation>
+        <translation>搜索所有对话</translation>
     </message>
     <message>
         <source>Regenerate the last reply</source>
-        <translation type="unfinished"></translation>
+        <translation>重新生成上一条回复</translation>
     </message>
     <message>
         <source>Copy the last reply</source>
-        <translation type="unfinished"></translation>
+        <translation>复制上一条回复</translation>
     </message>
     <message>
         <source>Open a model file</source>
-        <translation type="unfinished"></translation>
+        <translation>打开模型文件</translation>
     </message>
     <message>
         <source>Model library</source>
-        <translation type="unfinished"></translation>
+        <translation>模型库</translation>
     </message>
     <message>
         <source>Settings</source>
-        <translation type="unfinished"></translation>
+        <translation>设置</translation>
     </message>
     <message>
         <source>Focus the message box</source>
-        <translation type="unfinished"></translation>
+        <translation>聚焦到输入框</translation>
     </message>
     <message>
         <source>Larger / smaller text</source>
-        <translation type="unfinished"></translation>
+        <translation>放大 / 缩小文字</translation>
     </message>
     <message>
         <source>Reset the text size</source>
-        <translation type="unfinished"></translation>
+        <translation>恢复默认文字大小</translation>
     </message>
     <message>
         <source>Rename the chat</source>
-        <translation type="unfinished"></translation>
+        <translation>重命名对话</translation>
     </message>
     <message>
         <source>Delete the selected chat (in the chat list)</source>
-        <translation type="unfinished"></translation>
+        <translation>删除选中的对话（在对话列表中）</translation>
     </message>
     <message>
         <source>This list</source>
-        <translation type="unfinished"></translation>
+        <translation>本列表</translation>
+    </message>
+    <message>
+        <source>A desktop chat app for local language models. The words appear as fast as the model makes them, and Stop stops.</source>
+        <translation>一个本地大语言模型的桌面聊天应用。模型生成多快，文字就显示多快；按下停止就立即停止。</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Chats and models folder</source>
+        <translation>对话与模型文件夹</translation>
+    </message>
+    <message>
+        <source>About Brook</source>
+        <translation>关于 Brook</translation>
+    </message>
+    <message>
+        <source>Keyboard shortcuts</source>
+        <translation>键盘快捷键</translation>
     </message>
 </context>
 <context>
     <name>ModelLibraryDialog</name>
     <message>
         <source>Model</source>
-        <translation type="unfinished"></translation>
+        <translation>模型</translation>
     </message>
     <message>
         <source>Architecture</source>
-        <translation type="unfinished"></translation>
+        <translation>架构</translation>
     </message>
     <message>
         <source>Parameters</source>
-        <translation type="unfinished"></translation>
+        <translation>参数量</translation>
     </message>
     <message>
         <source>Quantization</source>
-        <translation type="unfinished"></translation>
+        <translation>量化</translation>
     </message>
     <message>
         <source>Context</source>
-        <translation type="unfinished"></translation>
+        <translation>上下文</translation>
     </message>
     <message>
         <source>Size</source>
-        <translation type="unfinished"></translation>
+        <translation>大小</translation>
     </message>
     <message>
         <source>Chat template</source>
-        <translation type="unfinished"></translation>
+        <translation>对话模板</translation>
     </message>
     <message>
         <source>Status</source>
-        <translation type="unfinished"></translation>
+        <translation>状态</translation>
     </message>
     <message>
         <source>Model library</source>
-        <translation type="unfinished"></translation>
+        <translation>模型库</translation>
     </message>
     <message>
         <source>Change folder…</source>
-        <translation type="unfinished"></translation>
+        <translation>更改文件夹…</translation>
     </message>
     <message>
         <source>Show in file manager</source>
-        <translation type="unfinished"></translation>
+        <translation>在文件管理器中显示</translation>
     </message>
     <message>
         <source>Rescan</source>
-        <translation type="unfinished"></translation>
+        <translation>重新扫描</translation>
     </message>
     <message>
         <source>Models</source>
-        <translation type="unfinished"></translation>
+        <translation>模型</translation>
     </message>
     <message>
         <source>Load</source>
-        <translation type="unfinished"></translation>
+        <translation>加载</translation>
     </message>
     <message>
         <source>Folder: %1</source>
-        <translation type="unfinished"></translation>
+        <translation>文件夹：%1</translation>
     </message>
     <message>
         <source>Reading model headers…</source>
-        <translation type="unfinished"></translation>
+        <translation>正在读取模型文件头…</translation>
     </message>
     <message>
         <source>yes</source>
-        <translation type="unfinished"></translation>
+        <translation>有</translation>
     </message>
     <message>
         <source>no</source>
-        <translation type="unfinished"></translation>
+        <translation>无</translation>
     </message>
     <message>
         <source>broken: %1</source>
-        <translation type="unfinished"></translation>
+        <translation>已损坏：%1</translation>
     </message>
     <message>
         <source>loaded</source>
-        <translation type="unfinished"></translation>
+        <translation>已加载</translation>
     </message>
     <message>
         <source>ok</source>
-        <translation type="unfinished"></translation>
+        <translation>可用</translation>
     </message>
     <message numerus="yes">
         <source>%n model(s)</source>
-        <translation type="unfinished">
-            <numerusform></numerusform>
+        <translation>
+            <numerusform>%n 个模型</numerusform>
         </translation>
     </message>
     <message numerus="yes">
         <source>%n broken</source>
-        <translation type="unfinished">
-            <numerusform></numerusform>
+        <translation>
+            <numerusform>%n 个已损坏</numerusform>
         </translation>
     </message>
     <message>
         <source>No GGUF files here yet. Put .gguf models in this folder, then Rescan.</source>
-        <translation type="unfinished"></translation>
+        <translation>这里还没有 GGUF 文件。把 .gguf 模型放进这个文件夹，然后点“重新扫描”。</translation>
     </message>
     <message>
         <source>Models folder</source>
-        <translation type="unfinished"></translation>
+        <translation>模型文件夹</translation>
     </message>
 </context>
 <context>
     <name>Presets</name>
     <message>
         <source>Focused and repeatable: facts, code, summaries, extraction.</source>
-        <translation type="unfinished"></translation>
+        <translation>专注、可复现：事实、代码、摘要、信息提取。</translation>
     </message>
     <message>
         <source>llama.cpp&apos;s defaults with temperature 0.7: everyday chat.</source>
-        <translation type="unfinished"></translation>
+        <translation>llama.cpp 默认值，温度 0.7：日常聊天。</translation>
     </message>
     <message>
         <source>Varied and surprising: stories, brainstorming, names.</source>
-        <translation type="unfinished"></translation>
+        <translation>多样、出人意料：故事、头脑风暴、起名。</translation>
     </message>
     <message>
         <source>Precise</source>
         <extracomment>The names, for translation (the UI shows ``translate(&quot;Presets&quot;, name)``).</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>精确</translation>
     </message>
     <message>
         <source>Balanced</source>
-        <translation type="unfinished"></translation>
+        <translation>均衡</translation>
     </message>
     <message>
         <source>Creative</source>
-        <translation type="unfinished"></translation>
+        <translation>创意</translation>
+    </message>
+</context>
+<context>
+    <name>SamplingForm</name>
+    <message>
+        <source>random</source>
+        <translation>随机</translation>
+    </message>
+    <message>
+        <source>e.g. ###, &lt;/answer&gt;   (comma-separated)</source>
+        <translation>例如 ###, &lt;/answer&gt;（用逗号分隔）</translation>
+    </message>
+    <message>
+        <source>Temperature</source>
+        <translation>温度</translation>
+    </message>
+    <message>
+        <source>Top-p</source>
+        <translation>Top-p</translation>
+    </message>
+    <message>
+        <source>Top-k</source>
+        <translation>Top-k</translation>
+    </message>
+    <message>
+        <source>Min-p</source>
+        <translation>Min-p</translation>
+    </message>
+    <message>
+        <source>Repeat penalty</source>
+        <translation>重复惩罚</translation>
+    </message>
+    <message>
+        <source>Max tokens per reply</source>
+        <translation>每条回复最多 token 数</translation>
+    </message>
+    <message>
+        <source>Seed</source>
+        <translation>随机种子</translation>
+    </message>
+    <message>
+        <source>Stop strings</source>
+        <translation>停止词</translation>
     </message>
 </context>
 <context>
@@ -237,29 +299,156 @@
     <message>
         <source>Search all chats…</source>
         <extracomment>Typing pause before the query runs (ms).</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>搜索所有对话…</translation>
     </message>
     <message>
         <source>Search all chats</source>
-        <translation type="unfinished"></translation>
+        <translation>搜索所有对话</translation>
     </message>
     <message>
         <source>Search results</source>
-        <translation type="unfinished"></translation>
+        <translation>搜索结果</translation>
     </message>
     <message numerus="yes">
         <source>%n message(s) found</source>
-        <translation type="unfinished">
-            <numerusform></numerusform>
+        <translation>
+            <numerusform>找到 %n 条消息</numerusform>
         </translation>
     </message>
     <message>
         <source>Nothing found</source>
-        <translation type="unfinished"></translation>
+        <translation>没有找到</translation>
     </message>
     <message>
         <source>Search took %1 ms</source>
-        <translation type="unfinished"></translation>
+        <translation>搜索用时 %1 毫秒</translation>
+    </message>
+</context>
+<context>
+    <name>SettingsDialog</name>
+    <message>
+        <source>Brook settings</source>
+        <translation>Brook 设置</translation>
+    </message>
+    <message>
+        <source>New chats</source>
+        <translation>新对话</translation>
+    </message>
+    <message>
+        <source>Sampling preset of new chats; choosing one fills in the fields below.</source>
+        <translation>新对话的采样预设；选择后会填入下面的各项。</translation>
+    </message>
+    <message>
+        <source>Preset</source>
+        <translation>预设</translation>
+    </message>
+    <message>
+        <source>Optional instructions for the model, used by new chats</source>
+        <translation>给模型的可选指示，用于新对话</translation>
+    </message>
+    <message>
+        <source>Default system prompt</source>
+        <translation>默认系统提示词</translation>
+    </message>
+    <message>
+        <source>System prompt</source>
+        <translation>系统提示词</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source> tokens</source>
+        <translation> 个 token</translation>
+    </message>
+    <message>
+        <source>automatic</source>
+        <translation>自动</translation>
+    </message>
+    <message>
+        <source>all</source>
+        <translation>全部</translation>
+    </message>
+    <message>
+        <source>This llama.cpp was built without a GPU backend: the model runs on the CPU.</source>
+        <translation>此 llama.cpp 构建不含 GPU 后端：模型在 CPU 上运行。</translation>
+    </message>
+    <message>
+        <source>default: the models folder in Brook&apos;s data folder</source>
+        <translation>默认：Brook 数据文件夹中的 models 文件夹</translation>
+    </message>
+    <message>
+        <source>The folder the model library lists (GGUF files, searched in sub-folders).</source>
+        <translation>模型库列出的文件夹（GGUF 文件，包括子文件夹）。</translation>
+    </message>
+    <message>
+        <source>Context window (next model load)</source>
+        <translation>上下文窗口（下次加载模型时生效）</translation>
+    </message>
+    <message>
+        <source>CPU threads</source>
+        <translation>CPU 线程</translation>
+    </message>
+    <message>
+        <source>GPU layers</source>
+        <translation>GPU 层数</translation>
+    </message>
+    <message>
+        <source>Models folder</source>
+        <translation>模型文件夹</translation>
+    </message>
+    <message>
+        <source>Time limits</source>
+        <translation>时间限制</translation>
+    </message>
+    <message>
+        <source>Give up when the model has not started answering after this long.</source>
+        <translation>模型在这么长时间内没有开始回答就放弃。</translation>
+    </message>
+    <message>
+        <source>Stop a reply that takes longer than this in all (its text is kept).</source>
+        <translation>回复总用时超过此值时停止（已生成的文字保留）。</translation>
+    </message>
+    <message>
+        <source>First-token timeout</source>
+        <translation>首个 token 超时</translation>
+    </message>
+    <message>
+        <source>Total timeout</source>
+        <translation>总超时</translation>
+    </message>
+    <message>
+        <source>Appearance</source>
+        <translation>外观</translation>
+    </message>
+    <message>
+        <source>System language</source>
+        <translation>跟随系统语言</translation>
+    </message>
+    <message>
+        <source>Language of Brook&apos;s windows (applies at once).</source>
+        <translation>Brook 界面的语言（立即生效）。</translation>
+    </message>
+    <message>
+        <source>Follow the system</source>
+        <translation>跟随系统</translation>
+    </message>
+    <message>
+        <source>Light</source>
+        <translation>浅色</translation>
+    </message>
+    <message>
+        <source>Dark</source>
+        <translation>深色</translation>
+    </message>
+    <message>
+        <source>Language</source>
+        <translation>语言</translation>
+    </message>
+    <message>
+        <source>Theme</source>
+        <translation>主题</translation>
     </message>
 </context>
 <context>
@@ -267,47 +456,47 @@
     <message>
         <source>Randomness. 0 always picks the most likely token; 0.7 is usual for chat; above 1 gets wild.</source>
         <extracomment>One-line explanation of each sampling parameter (tooltips, docs). Sources: llama.cpp ``tools/main/README.md``.</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>随机性。0 总是选最可能的 token；聊天通常用 0.7；大于 1 会很放飞。</translation>
     </message>
     <message>
         <source>Nucleus sampling: keep the most likely tokens whose probabilities add up to this (0.95 = 95 %).</source>
-        <translation type="unfinished"></translation>
+        <translation>核采样：只保留概率累计达到该值的最可能 token（0.95 = 95%）。</translation>
     </message>
     <message>
         <source>Keep only the K most likely tokens before sampling (0 = no limit).</source>
-        <translation type="unfinished"></translation>
+        <translation>采样前只保留最可能的 K 个 token（0 = 不限）。</translation>
     </message>
     <message>
         <source>Drop tokens less likely than this fraction of the most likely one (0.05 = 5 %).</source>
-        <translation type="unfinished"></translation>
+        <translation>丢弃概率低于最可能 token 该比例的 token（0.05 = 5%）。</translation>
     </message>
     <message>
         <source>Penalise tokens already used recently (1.0 = off; 1.1 is a gentle nudge against loops).</source>
-        <translation type="unfinished"></translation>
+        <translation>惩罚最近已出现的 token（1.0 = 关闭；1.1 可温和地避免重复）。</translation>
     </message>
     <message>
         <source>Longest reply, in tokens (about ¾ of a word each in English).</source>
-        <translation type="unfinished"></translation>
+        <translation>回复的最大长度，以 token 计（一个汉字约 1–2 个 token）。</translation>
     </message>
     <message>
         <source>Random seed. Set one to get the same reply again from the same prompt and settings.</source>
-        <translation type="unfinished"></translation>
+        <translation>随机种子。设定后，相同的提示和设置会得到相同的回复。</translation>
     </message>
     <message>
         <source>Texts that end the reply when the model writes them (not shown).</source>
-        <translation type="unfinished"></translation>
+        <translation>模型写出这些文本时结束回复（不显示）。</translation>
     </message>
     <message>
         <source>CPU threads for the model (empty = llama.cpp&apos;s choice, usually the number of cores).</source>
-        <translation type="unfinished"></translation>
+        <translation>模型使用的 CPU 线程数（自动 = 由 llama.cpp 决定，通常等于核心数）。</translation>
     </message>
     <message>
         <source>Model layers run on the GPU (needs a GPU build of llama.cpp; -1 = all). 0 = CPU only.</source>
-        <translation type="unfinished"></translation>
+        <translation>在 GPU 上运行的模型层数（需要支持 GPU 的 llama.cpp；-1 = 全部）。0 = 仅用 CPU。</translation>
     </message>
     <message>
         <source>Context window in tokens: how much of the chat the model sees. More needs more memory.</source>
-        <translation type="unfinished"></translation>
+        <translation>上下文窗口（token）：模型能看到多少对话内容。越大占用内存越多。</translation>
     </message>
 </context>
 </TS>

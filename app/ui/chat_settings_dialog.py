@@ -24,22 +24,18 @@ from app.core.types import GenerationParams
 from app.ui.sampling_form import SamplingForm
 
 
-def _tr(text: str) -> str:
-    return QCoreApplication.translate("ChatSettingsDialog", text)
-
-
 class ChatSettingsDialog(QDialog):
     def __init__(self, conv: Conversation, fallback: GenerationParams, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.conv = conv
-        self.setWindowTitle(_tr("Chat settings: %1").replace("%1", conv.title))
+        self.setWindowTitle(self.tr("Chat settings: %1").replace("%1", conv.title))
         lay = QVBoxLayout(self)
         form = QFormLayout()
         self.system_prompt = QPlainTextEdit(conv.system_prompt or "")
-        self.system_prompt.setPlaceholderText(_tr("Instructions the model gets before this chat (optional)"))
-        self.system_prompt.setAccessibleName(_tr("System prompt of this chat"))
+        self.system_prompt.setPlaceholderText(self.tr("Instructions the model gets before this chat (optional)"))
+        self.system_prompt.setAccessibleName(self.tr("System prompt of this chat"))
         self.system_prompt.setMinimumHeight(80)
-        form.addRow(_tr("System prompt"), self.system_prompt)
+        form.addRow(self.tr("System prompt"), self.system_prompt)
         self.preset = QComboBox()
         for name, p in BUILTIN.items():
             self.preset.addItem(QCoreApplication.translate("Presets", name), name)
@@ -47,11 +43,11 @@ class ChatSettingsDialog(QDialog):
                                     3)  # Qt.ToolTipRole
         self.preset.setCurrentIndex(max(0, self.preset.findData(conv.preset or "")))
         self.preset.activated.connect(lambda _i: self.sampling.set_params(preset(self.preset.currentData()).params))
-        form.addRow(_tr("Preset"), self.preset)
+        form.addRow(self.tr("Preset"), self.preset)
         lay.addLayout(form)
         self.sampling = SamplingForm(chat_params(conv, fallback))
         lay.addWidget(self.sampling)
-        note = QLabel(_tr("These settings belong to this chat only. Defaults for new chats are in Settings."))
+        note = QLabel(self.tr("These settings belong to this chat only. Defaults for new chats are in Settings."))
         note.setWordWrap(True)
         note.setObjectName("hint")
         lay.addWidget(note)

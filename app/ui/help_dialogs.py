@@ -39,13 +39,13 @@ SHORTCUTS: list[tuple[str, str]] = [
 
 
 def show_about(parent: QWidget | None, model: str, data_folder: str) -> None:
-    tr = QCoreApplication.translate
-    blurb = tr("HelpDialogs", "A desktop chat app for local language models. The words appear as fast as the "
-                              "model makes them, and Stop stops.")
-    model_word = tr("HelpDialogs", "Model")
-    folder_word = tr("HelpDialogs", "Chats and models folder")
+    translate = QCoreApplication.translate
+    blurb = translate("HelpDialogs", "A desktop chat app for local language models. The words appear as fast "
+                                     "as the model makes them, and Stop stops.")
+    model_word = translate("HelpDialogs", "Model")
+    folder_word = translate("HelpDialogs", "Chats and models folder")
     QMessageBox.about(
-        parent, tr("HelpDialogs", "About Brook"),
+        parent, translate("HelpDialogs", "About Brook"),
         f"<h3>Brook {html.escape(app_version())}</h3><p>{html.escape(blurb)}</p>"
         f"<p>{html.escape(model_word)}: {html.escape(model)}<br>{html.escape(folder_word)}: "
         f"{html.escape(data_folder)}</p><p>llama.cpp (llama-cpp-python), Qt for Python (PySide6). MIT licence.</p>")
@@ -54,14 +54,14 @@ def show_about(parent: QWidget | None, model: str, data_folder: str) -> None:
 class ShortcutsDialog(QDialog):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        tr = QCoreApplication.translate
-        self.setWindowTitle(tr("HelpDialogs", "Keyboard shortcuts"))
+        translate = QCoreApplication.translate
+        self.setWindowTitle(translate("HelpDialogs", "Keyboard shortcuts"))
         lay = QVBoxLayout(self)
         rows = "".join(f"<tr><td style='padding:2px 16px 2px 0'><b>{html.escape(k)}</b></td>"
-                       f"<td>{html.escape(tr('HelpDialogs', what))}</td></tr>" for k, what in SHORTCUTS)
-        label = QLabel(f"<table>{rows}</table>")
-        label.setAccessibleName(tr("HelpDialogs", "Keyboard shortcuts"))
-        lay.addWidget(label)
+                       f"<td>{html.escape(translate('HelpDialogs', what))}</td></tr>" for k, what in SHORTCUTS)
+        self.label = QLabel(f"<table>{rows}</table>")
+        self.label.setAccessibleName(translate("HelpDialogs", "Keyboard shortcuts"))
+        lay.addWidget(self.label)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
         lay.addWidget(buttons)

@@ -15,10 +15,6 @@ from app.core.presets import HELP
 from app.core.types import GenerationParams
 
 
-def _tr(text: str) -> str:
-    return QCoreApplication.translate("SamplingForm", text)
-
-
 def help_text(key: str) -> str:
     """The translated tooltip of setting ``key``."""
     return QCoreApplication.translate("SettingsHelp", HELP.get(key, ""))
@@ -37,18 +33,18 @@ class SamplingForm(QWidget):
         self.repeat_penalty = dspin(0.5, 2.0, 0.01, params.repeat_penalty)
         self.max_tokens = spin(1, 131072, params.max_tokens)
         self.seed = spin(-1, 2**31 - 1, -1 if params.seed is None else params.seed)
-        self.seed.setSpecialValueText(_tr("random"))
+        self.seed.setSpecialValueText(self.tr("random"))
         self.stop = QLineEdit(", ".join(params.stop))
-        self.stop.setPlaceholderText(_tr("e.g. ###, </answer>   (comma-separated)"))
+        self.stop.setPlaceholderText(self.tr("e.g. ###, </answer>   (comma-separated)"))
         rows = [
-            ("temperature", _tr("Temperature"), self.temperature),
-            ("top_p", _tr("Top-p"), self.top_p),
-            ("top_k", _tr("Top-k"), self.top_k),
-            ("min_p", _tr("Min-p"), self.min_p),
-            ("repeat_penalty", _tr("Repeat penalty"), self.repeat_penalty),
-            ("max_tokens", _tr("Max tokens per reply"), self.max_tokens),
-            ("seed", _tr("Seed"), self.seed),
-            ("stop", _tr("Stop strings"), self.stop),
+            ("temperature", self.tr("Temperature"), self.temperature),
+            ("top_p", self.tr("Top-p"), self.top_p),
+            ("top_k", self.tr("Top-k"), self.top_k),
+            ("min_p", self.tr("Min-p"), self.min_p),
+            ("repeat_penalty", self.tr("Repeat penalty"), self.repeat_penalty),
+            ("max_tokens", self.tr("Max tokens per reply"), self.max_tokens),
+            ("seed", self.tr("Seed"), self.seed),
+            ("stop", self.tr("Stop strings"), self.stop),
         ]
         for key, label, widget in rows:
             widget.setToolTip(help_text(key))

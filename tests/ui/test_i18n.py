@@ -1,0 +1,49 @@
+"""zh-CN and English UI: Qt's translation tools, the language choice, and every source string translated."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from app.ui import i18n
+from app.ui.help_dialogs import ShortcutsDialog
+from app.ui.search_panel import SearchPanel
+
+
+@pytest.fixture
+def chinese(qapp):  # type: ignore[no-untyped-def]
+    assert i18n.install("zh_CN") == "zh_CN"
+    yield
+    i18n.install("en")
+
+
+def test_language_follows_the_setting_then_the_system_locale() -> None:
+    assert i18n.choose_language("zh_CN", "en_US") == "zh_CN"
+    assert i18n.choose_language("en", "zh_CN") == "en"
+    assert i18n.choose_language("system", "zh_TW") == "zh_CN"
+    assert i18n.choose_language("system", "de_DE") == "en"
+    assert i18n.choose_language("klingon", "en_GB") == "en"
+
+
+def test_qt_tools_ship_with_pyside6() -> None:
+    assert i18n.pyside_tool("lrelease") is not None and i18n.pyside_tool("lupdate") is not None
+
+
+def test_widgets_made_after_install_are_chinese_and_english_again_after(qtbot, chinese) -> None:
+    panel = SearchPanel(None)
+    qtbot.addWidget(panel)
+    assert panel.query.placeholderText() == "搜索所有对话…"
+    dlg = ShortcutsDialog()
+    qtbot.addWidget(dlg)
+    assert dlg.windowTitle() == "键盘快捷键" and "重新生成上一条回复" in dlg.label.text()
+    i18n.install("en")
+    assert SearchPanel(None).query.placeholderText() == "Search all chats…"
+
+
+def test_every_source_string_has_a_chinese_translation() -> None:
+    tree = ET.parse(i18n.TRANSLATIONS / "brook_zh_CN.ts")
+    unfinished = [m.findtext("source") for m in tree.iter("message")
+                  if m.find("translation").get("type") in ("unfinished", "obsolete", "vanished")
+                  or not ("".join(m.find("translation").itertext())).strip()]
+    assert unfinished == []
