@@ -1,0 +1,266 @@
+"""The daily-use features of the window, wired in one place: search, model library, recent models, export and
+import, the chat's own settings, rename, text size, theme, Help (shortcuts, About).
+
+``DailyFeatures(window)`` adds its menus, shortcuts and the search panel to a ``MainWindow``; it only uses the
+window's public face (``store``, ``conversation``, ``settings``, ``engine``, ``open_conversation``,
+``switch_model``, ``refresh_history``, ``history``, ``menuBar``), so the window file stays a view and each feature
+lives in its own file (``search_panel``, ``model_library``, ``chat_settings_dialog``, ``help_dialogs``,
+``theme``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QMenu, QMessageBox
+
+from app.core.errors import BrookError
+from app.ui.search_panel import SearchPanel
+
+log = logging.getLogger("brook.ui.features")
+
+
+class DailyFeatures(QObject):
+    def __init__(self, window: Any) -> None:
+        super().__init__(window)
+        self.w = window
+        self._tasks: set[asyncio.Future[Any]] = set()
+        self.search = SearchPanel(window.store)
+        side = window.history.parentWidget()
+        lay = side.layout() if side is not None else None
+        if lay is not None:
+            lay.insertWidget(max(0, lay.indexOf(window.history)), self.search)
+        self.search.open_requested.connect(self.open_hit)
+        self.search.closed.connect(window.input.setFocus)
+        self._build_menus()
+
+    # -- menus -------------------------------------------------------------------------------------------
+    def _menu(self, title: str) -> QMenu:
+        bar = self.w.menuBar()
+        for a in bar.actions():
+            if a.menu() is not None and a.text().replace("&", "") == title.replace("&", ""):
+                return a.menu()
+        return bar.addMenu(title)
+
+    def _act(self, menu: QMenu, text: str, slot: Any, shortcut: str | QKeySequence | None = None) -> QAction:
+        action = QAction(text, self.w)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        action.triggered.connect(slot)
+        self.w.addAction(action)
+        menu.addAction(action)
+        return action
+
+    def _build_menus(self) -> None:
+        f = self._menu(self.tr("&File"))
+        first = f.actions()[0] if f.actions() else None
+        lib = QMenu(self.tr("Models"), f)
+        f.insertMenu(first, lib) if first else f.addMenu(lib)
+        self._act(lib, self.tr("Model &library…"), self.open_library, "Ctrl+M")
+        self.recent_menu = lib.addMenu(self.tr("Recent models"))
+        self.recent_menu.aboutToShow.connect(self._fill_recent)
+        self._act(lib, self.tr("Use the &bundled model"), self.use_bundled)
+        f.addSeparator()
+        self._act(f, self.tr("&Export this chat…"), lambda: self.export(current_only=True), "Ctrl+E")
+        self._act(f, self.tr("Export &all chats…"), lambda: self.export(current_only=False))
+        self._act(f, self.tr("&Import chats (JSON)…"), self.import_chats)
+        c = self._menu(self.tr("&Chat"))
+        c.addSeparator()
+        self._act(c, self.tr("&Search all chats"), self.search.focus_query, QKeySequence.StandardKey.Find)
+        self._act(c, self.tr("Chat &settings (system prompt, preset)…"), self.chat_settings, "Ctrl+Shift+,")
+        self._act(c, self.tr("Re&name chat…"), self.rename_chat, "F2")
+        v = self._menu(self.tr("&View"))
+        self._act(v, self.tr("&Larger text"), lambda: self.zoom(1), QKeySequence.StandardKey.ZoomIn)
+        self._act(v, self.tr("&Smaller text"), lambda: self.zoom(-1), QKeySequence.StandardKey.ZoomOut)
+        self._act(v, self.tr("&Normal text size"), lambda: self.zoom(0), "Ctrl+0")
+        theme = v.addMenu(self.tr("&Theme"))
+        group = QActionGroup(self)
+        for label, key in ((self.tr("Follow the system"), "system"), (self.tr("Light"), "light"),
+                           (self.tr("Dark"), "dark")):
+            a = self._act(theme, label, lambda _c=False, k=key: self.set_theme(k))
+            a.setCheckable(True)
+            a.setChecked(self.w.settings.theme == key)
+            group.addAction(a)
+        self.theme_menu = theme
+        h = self._menu(self.tr("&Help"))
+        self._act(h, self.tr("&Keyboard shortcuts"), self.show_shortcuts, QKeySequence.StandardKey.HelpContents)
+        self._act(h, self.tr("&About Brook"), self.show_about)
+
+    # -- search ------------------------------------------------------------------------------------------
+    def open_hit(self, conv_id: int, message_id: int) -> None:
+        """Open the chat of a search hit and show its message."""
+        self.w.open_conversation(conv_id)
+        scroll = getattr(self.w, "scroll_to_message", None)
+        if callable(scroll):
+            scroll(message_id)
+
+    # -- models ------------------------------------------------------------------------------------------
+    def models_folder(self) -> Path:
+        from app.engine.library import default_models_dir
+
+        custom = self.w.settings.models_dir
+        return Path(custom) if custom else default_models_dir()
+
+    def open_library(self) -> Any:
+        from app.core.settings import data_dir
+        from app.engine.library import LibraryCache
+        from app.engine.models import bundled_model_path
+        from app.ui.model_library import ModelLibraryDialog
+
+        try:
+            extra = [bundled_model_path()]
+        except BrookError:
+            extra = []
+        current = str(getattr(self.w.engine, "model_path", "")) or None
+        dlg = ModelLibraryDialog(self.models_folder(), current=current, extra=extra,
+                                 cache=LibraryCache(data_dir() / "model-library.json"), parent=self.w)
+        dlg.load_requested.connect(self.load_model)
+        dlg.folder_changed.connect(self._set_models_folder)
+        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dlg.show()
+        self.library = dlg
+        return dlg
+
+    def _set_models_folder(self, path: str) -> None:
+        self.w.settings.models_dir = path
+        self._save_settings()
+
+    def load_model(self, path: str) -> None:
+        task = asyncio.ensure_future(self.w.switch_model(path))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def use_bundled(self) -> None:
+        from app.engine.models import bundled_model_path
+
+        try:
+            self.load_model(str(bundled_model_path()))
+        except BrookError as exc:
+            QMessageBox.warning(self.w, self.tr("Bundled model"), str(exc))
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        recent = [p for p in self.w.settings.recent_models if Path(p).is_file()]
+        if not recent:
+            a = self.recent_menu.addAction(self.tr("(none yet)"))
+            a.setEnabled(False)
+        for p in recent:
+            a = self.recent_menu.addAction(Path(p).name)
+            a.setToolTip(p)
+            a.triggered.connect(lambda _c=False, path=p: self.load_model(path))
+
+    # -- export / import ---------------------------------------------------------------------------------
+    def export(self, current_only: bool) -> list[Path]:
+        from app.core.export import write_exports
+
+        store = self.w.store
+        conv = self.w.conversation
+        if store is None or (current_only and conv.id is None):
+            QMessageBox.information(self.w, self.tr("Export"), self.tr("There is no saved chat to export yet."))
+            return []
+        folder = QFileDialog.getExistingDirectory(self.w, self.tr("Export to folder"), str(Path.home()))
+        if not folder:
+            return []
+        try:
+            paths = write_exports(store, Path(folder), [conv.id] if current_only else None)
+        except OSError as exc:
+            QMessageBox.warning(self.w, self.tr("Export"), str(exc))
+            return []
+        self.w.statusBar().showMessage(self.tr("Saved %1").replace("%1", ", ".join(p.name for p in paths)), 8000)
+        return paths
+
+    def import_chats(self) -> list[int]:
+        from app.core.export import import_file
+
+        store = self.w.store
+        if store is None:
+            return []
+        path, _ = QFileDialog.getOpenFileName(self.w, self.tr("Import chats"), str(Path.home()),
+                                              self.tr("Brook chat export (*.json)"))
+        if not path:
+            return []
+        try:
+            ids = import_file(store, Path(path))
+        except BrookError as exc:
+            QMessageBox.warning(self.w, self.tr("Import"), str(exc))
+            return []
+        self._history_changed()
+        self.w.statusBar().showMessage(self.tr("Imported %n chat(s)", "", len(ids)), 8000)
+        return ids
+
+    # -- the chat ----------------------------------------------------------------------------------------
+    def chat_settings(self) -> Any:
+        from app.ui.chat_settings_dialog import ChatSettingsDialog
+
+        conv = self.w.conversation
+        dlg = ChatSettingsDialog(conv, self.w.settings.generation, self.w)
+        if dlg.exec():
+            dlg.apply()
+            if self.w.store is not None and conv.id is not None:
+                self.w.store.save_chat_settings(conv)
+        return dlg
+
+    def rename_chat(self) -> None:
+        conv = self.w.conversation
+        if conv.id is None or self.w.store is None:
+            return
+        title, ok = QInputDialog.getText(self.w, self.tr("Rename chat"), self.tr("Title"), text=conv.title)
+        if ok and title.strip():
+            self.rename(title.strip())
+
+    def rename(self, title: str) -> None:
+        conv = self.w.conversation
+        session = getattr(self.w, "session", None)
+        if session is not None and hasattr(session, "rename_conversation"):
+            session.rename_conversation(conv.id, title)
+        else:
+            self.w.store.rename_conversation(conv.id, title)
+            conv.title = title
+        self._history_changed()
+
+    def _history_changed(self) -> None:
+        self.w.refresh_history()
+
+    # -- view and help -----------------------------------------------------------------------------------
+    def zoom(self, step: int) -> float:
+        from app.ui.theme import zoom
+
+        factor = zoom(step)
+        relayout = getattr(self.w, "relayout_messages", None)
+        if callable(relayout):
+            relayout()
+        self.w.statusBar().showMessage(self.tr("Text size %1 %").replace("%1", f"{factor * 100:.0f}"), 2000)
+        return factor
+
+    def set_theme(self, theme: str) -> None:
+        from app.ui.theme import apply_theme
+
+        self.w.settings.theme = theme
+        apply_theme(theme, [self.w])
+        self._save_settings()
+
+    def show_shortcuts(self) -> Any:
+        from app.ui.help_dialogs import ShortcutsDialog
+
+        dlg = ShortcutsDialog(self.w)
+        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dlg.show()
+        return dlg
+
+    def show_about(self) -> None:
+        from app.core.settings import data_dir
+        from app.ui.help_dialogs import show_about
+
+        show_about(self.w, self.w.engine.name, str(data_dir()))
+
+    def _save_settings(self) -> None:
+        session = getattr(self.w, "session", None)
+        if session is not None and hasattr(session, "save_settings"):
+            session.save_settings()
+        elif hasattr(self.w, "_persist_settings"):
+            self.w._persist_settings()
