@@ -21,6 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from app.core.presets import QT_TRANSLATE_NOOP
+
 log = logging.getLogger("brook.provenance")
 
 #: Bytes read per step while hashing (1 MiB).
@@ -145,6 +147,16 @@ def model_file_facts(path: str | Path, cache: HashCache | None, chat_template: s
 
 #: Sampling parameters shown by ``describe``, in this order.
 SAMPLING_KEYS = ("temperature", "top_p", "top_k", "min_p", "repeat_penalty", "max_tokens", "stop")
+#: ``describe``'s labels (the UI translates them in the "Provenance" context).
+LABELS = [QT_TRANSLATE_NOOP("Provenance", "model"), QT_TRANSLATE_NOOP("Provenance", "model file"),
+          QT_TRANSLATE_NOOP("Provenance", "size"), QT_TRANSLATE_NOOP("Provenance", "SHA-256"),
+          QT_TRANSLATE_NOOP("Provenance", "chat template"), QT_TRANSLATE_NOOP("Provenance", "temperature"),
+          QT_TRANSLATE_NOOP("Provenance", "top p"), QT_TRANSLATE_NOOP("Provenance", "top k"),
+          QT_TRANSLATE_NOOP("Provenance", "min p"), QT_TRANSLATE_NOOP("Provenance", "repeat penalty"),
+          QT_TRANSLATE_NOOP("Provenance", "max tokens"), QT_TRANSLATE_NOOP("Provenance", "stop"),
+          QT_TRANSLATE_NOOP("Provenance", "seed"), QT_TRANSLATE_NOOP("Provenance", "TTFT"),
+          QT_TRANSLATE_NOOP("Provenance", "tokens/s"), QT_TRANSLATE_NOOP("Provenance", "tokens"),
+          QT_TRANSLATE_NOOP("Provenance", "stop reason")]
 
 
 def describe(msg: Any) -> list[tuple[str, str]]:

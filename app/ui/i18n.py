@@ -110,7 +110,8 @@ def update_sources() -> int:
         print("lupdate not found in PySide6", file=sys.stderr)
         return 1
     app_dir = Path(__file__).resolve().parent.parent
-    sources = [*sorted(str(p) for p in (app_dir / "ui").glob("*.py")), str(app_dir / "core" / "presets.py")]
+    sources = [*sorted(str(p) for p in (app_dir / "ui").glob("*.py")), str(app_dir / "core" / "presets.py"),
+               str(app_dir / "core" / "provenance.py")]
     code = 0
     for lang in LANGUAGES:
         if lang == "en":
