@@ -29,6 +29,155 @@
     </message>
 </context>
 <context>
+    <name>DailyFeatures</name>
+    <message>
+        <source>&amp;File</source>
+        <translation>文件(&amp;F)</translation>
+    </message>
+    <message>
+        <source>Models</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Model &amp;library…</source>
+        <translation>模型库(&amp;L)…</translation>
+    </message>
+    <message>
+        <source>Recent models</source>
+        <translation>最近使用的模型</translation>
+    </message>
+    <message>
+        <source>Use the &amp;bundled model</source>
+        <translation>使用内置模型(&amp;B)</translation>
+    </message>
+    <message>
+        <source>&amp;Export this chat…</source>
+        <translation>导出此对话(&amp;E)…</translation>
+    </message>
+    <message>
+        <source>Export &amp;all chats…</source>
+        <translation>导出全部对话(&amp;A)…</translation>
+    </message>
+    <message>
+        <source>&amp;Import chats (JSON)…</source>
+        <translation>导入对话 (JSON)(&amp;I)…</translation>
+    </message>
+    <message>
+        <source>&amp;Chat</source>
+        <translation>对话(&amp;C)</translation>
+    </message>
+    <message>
+        <source>&amp;Search all chats</source>
+        <translation>搜索所有对话(&amp;S)</translation>
+    </message>
+    <message>
+        <source>Chat &amp;settings (system prompt, preset)…</source>
+        <translation>对话设置（系统提示词、预设）(&amp;S)…</translation>
+    </message>
+    <message>
+        <source>Re&amp;name chat…</source>
+        <translation>重命名对话(&amp;N)…</translation>
+    </message>
+    <message>
+        <source>&amp;View</source>
+        <translation>视图(&amp;V)</translation>
+    </message>
+    <message>
+        <source>&amp;Larger text</source>
+        <translation>放大文字(&amp;L)</translation>
+    </message>
+    <message>
+        <source>&amp;Smaller text</source>
+        <translation>缩小文字(&amp;S)</translation>
+    </message>
+    <message>
+        <source>&amp;Normal text size</source>
+        <translation>默认文字大小(&amp;N)</translation>
+    </message>
+    <message>
+        <source>&amp;Theme</source>
+        <translation>主题(&amp;T)</translation>
+    </message>
+    <message>
+        <source>Follow the system</source>
+        <translation>跟随系统</translation>
+    </message>
+    <message>
+        <source>Light</source>
+        <translation>浅色</translation>
+    </message>
+    <message>
+        <source>Dark</source>
+        <translation>深色</translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation>帮助(&amp;H)</translation>
+    </message>
+    <message>
+        <source>&amp;Keyboard shortcuts</source>
+        <translation>键盘快捷键(&amp;K)</translation>
+    </message>
+    <message>
+        <source>&amp;About Brook</source>
+        <translation>关于 Brook(&amp;A)</translation>
+    </message>
+    <message>
+        <source>Bundled model</source>
+        <translation>内置模型</translation>
+    </message>
+    <message>
+        <source>(none yet)</source>
+        <translation>（暂无）</translation>
+    </message>
+    <message>
+        <source>Export</source>
+        <translation>导出</translation>
+    </message>
+    <message>
+        <source>There is no saved chat to export yet.</source>
+        <translation>还没有可导出的已保存对话。</translation>
+    </message>
+    <message>
+        <source>Export to folder</source>
+        <translation>导出到文件夹</translation>
+    </message>
+    <message>
+        <source>Saved %1</source>
+        <translation>已保存 %1</translation>
+    </message>
+    <message>
+        <source>Import chats</source>
+        <translation>导入对话</translation>
+    </message>
+    <message>
+        <source>Brook chat export (*.json)</source>
+        <translation>Brook 对话导出文件 (*.json)</translation>
+    </message>
+    <message>
+        <source>Import</source>
+        <translation>导入</translation>
+    </message>
+    <message numerus="yes">
+        <source>Imported %n chat(s)</source>
+        <translation>
+            <numerusform>已导入 %n 个对话</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Rename chat</source>
+        <translation>重命名对话</translation>
+    </message>
+    <message>
+        <source>Title</source>
+        <translation>标题</translation>
+    </message>
+    <message>
+        <source>Text size %1 %</source>
+        <translation>文字大小 %1%</translation>
+    </message>
+</context>
+<context>
     <name>HelpDialogs</name>
     <message>
         <source>Send the message</source>
@@ -114,6 +263,33 @@
     <message>
         <source>Keyboard shortcuts</source>
         <translation>键盘快捷键</translation>
+    </message>
+</context>
+<context>
+    <name>MessageMenu</name>
+    <message>
+        <source>Copy (markdown)</source>
+        <translation>复制（Markdown）</translation>
+    </message>
+    <message>
+        <source>Edit and resend…</source>
+        <translation>编辑并重新发送…</translation>
+    </message>
+    <message>
+        <source>Regenerate (keeps this version)</source>
+        <translation>重新生成（保留此版本）</translation>
+    </message>
+    <message>
+        <source>Continue</source>
+        <translation>继续</translation>
+    </message>
+    <message>
+        <source>Versions</source>
+        <translation>版本</translation>
+    </message>
+    <message>
+        <source>Delete message</source>
+        <translation>删除消息</translation>
     </message>
 </context>
 <context>
@@ -249,6 +425,78 @@
     <message>
         <source>Creative</source>
         <translation>创意</translation>
+    </message>
+</context>
+<context>
+    <name>Provenance</name>
+    <message>
+        <source>model</source>
+        <extracomment>Bytes read per step while hashing (1 MiB). Sampling parameters shown by ``describe``, in this order. ``describe``&apos;s labels (the UI translates them in the &quot;Provenance&quot; context).</extracomment>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>model file</source>
+        <translation>模型文件</translation>
+    </message>
+    <message>
+        <source>size</source>
+        <translation>大小</translation>
+    </message>
+    <message>
+        <source>SHA-256</source>
+        <translation>SHA-256</translation>
+    </message>
+    <message>
+        <source>chat template</source>
+        <translation>对话模板</translation>
+    </message>
+    <message>
+        <source>temperature</source>
+        <translation>温度</translation>
+    </message>
+    <message>
+        <source>top p</source>
+        <translation>top p</translation>
+    </message>
+    <message>
+        <source>top k</source>
+        <translation>top k</translation>
+    </message>
+    <message>
+        <source>min p</source>
+        <translation>min p</translation>
+    </message>
+    <message>
+        <source>repeat penalty</source>
+        <translation>重复惩罚</translation>
+    </message>
+    <message>
+        <source>max tokens</source>
+        <translation>最大 token 数</translation>
+    </message>
+    <message>
+        <source>stop</source>
+        <translation>停止词</translation>
+    </message>
+    <message>
+        <source>seed</source>
+        <translation>随机种子</translation>
+    </message>
+    <message>
+        <source>TTFT</source>
+        <translation>首 token 时间</translation>
+    </message>
+    <message>
+        <source>tokens/s</source>
+        <translation>token/秒</translation>
+    </message>
+    <message>
+        <source>tokens</source>
+        <translation>token 数</translation>
+    </message>
+    <message>
+        <source>stop reason</source>
+        <translation>停止原因</translation>
     </message>
 </context>
 <context>
@@ -497,6 +745,41 @@
     <message>
         <source>Context window in tokens: how much of the chat the model sees. More needs more memory.</source>
         <translation>上下文窗口（token）：模型能看到多少对话内容。越大占用内存越多。</translation>
+    </message>
+</context>
+<context>
+    <name>WelcomeView</name>
+    <message>
+        <source>Start a new chat</source>
+        <translation>开始新对话</translation>
+    </message>
+    <message>
+        <source>Loading %1…</source>
+        <translation>正在加载 %1…</translation>
+    </message>
+    <message>
+        <source>Model: %1 · runs on this computer, nothing leaves it</source>
+        <translation>模型：%1 · 在本机运行，数据不会离开这台电脑</translation>
+    </message>
+    <message>
+        <source>Explain recursion to a 10-year-old, with an example.</source>
+        <translation>用一个例子向 10 岁的孩子解释递归。</translation>
+    </message>
+    <message>
+        <source>Write a Python function that checks whether a string is a palindrome.</source>
+        <translation>写一个判断字符串是否为回文的 Python 函数。</translation>
+    </message>
+    <message>
+        <source>Give me three ideas for a weekend trip, as a table.</source>
+        <translation>给我三个周末出游的点子，用表格列出。</translation>
+    </message>
+    <message>
+        <source>Example prompt: %1</source>
+        <translation>示例提示：%1</translation>
+    </message>
+    <message>
+        <source>Enter sends · Shift+Enter new line · Esc stops · Ctrl+F searches all chats · F1 lists every shortcut</source>
+        <translation>Enter 发送 · Shift+Enter 换行 · Esc 停止 · Ctrl+F 搜索所有对话 · F1 查看全部快捷键</translation>
     </message>
 </context>
 </TS>
