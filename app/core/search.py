@@ -111,21 +111,27 @@ def search(db: sqlite3.Connection, query: str, limit: int = 50) -> list[SearchHi
         return []
     long_terms = [t for t in terms if len(t) >= TRIGRAM]
     short_terms = [t for t in terms if len(t) < TRIGRAM]
-    cols = ("SELECT m.id, m.conversation_id, m.role, m.content, m.created, c.title FROM messages m "
-            "JOIN conversations c ON c.id = m.conversation_id ")
     where: list[str] = []
     args: list[object] = []
     if long_terms and has_search_index(db):
+        # the index is the outer loop, walked newest first (FTS5 streams rowids in order): a common word stops
+        # after ``limit`` hits instead of collecting every match and sorting
         match = " AND ".join('"' + t.replace('"', '""') + '"' for t in long_terms)
-        where.append("m.id IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?)")
+        sql = ("SELECT m.id, m.conversation_id, m.role, m.content, m.created, c.title FROM messages_fts f "
+               "CROSS JOIN messages m ON m.id = f.rowid JOIN conversations c ON c.id = m.conversation_id "
+               "WHERE messages_fts MATCH ? ")
         args.append(match)
+        order = " ORDER BY f.rowid DESC LIMIT ?"
     else:
         short_terms = terms
+        sql = ("SELECT m.id, m.conversation_id, m.role, m.content, m.created, c.title FROM messages m "
+               "JOIN conversations c ON c.id = m.conversation_id WHERE 1 ")
+        order = " ORDER BY m.id DESC LIMIT ?"
     for t in short_terms:
         # instr on lower() folds ASCII case only, as LIKE does; CJK has no case
         where.append("instr(lower(m.content), lower(?)) > 0")
         args.append(t)
-    sql = cols + "WHERE " + " AND ".join(where) + " ORDER BY m.id DESC LIMIT ?"
+    sql += "".join(" AND " + w for w in where) + order
     rows = db.execute(sql, (*args, limit)).fetchall()
     hits = []
     for r in rows:
