@@ -99,6 +99,14 @@ class StreamMetrics:
     enqueued: array[float] = field(default_factory=_stamps)
     dequeued: array[float] = field(default_factory=_stamps)
     painted: array[float] = field(default_factory=_stamps)   # one stamp per chunk painted
+    # per enqueued chunk (worker thread): queue depth after the put, seconds waited on a full queue, characters
+    depths: array[int] = field(default_factory=lambda: array("i"))
+    waits: array[float] = field(default_factory=_stamps)
+    chars: array[int] = field(default_factory=lambda: array("l"))
+    # per render tick that painted this reply (loop thread): end time, cost (s), chunks painted
+    tick_at: array[float] = field(default_factory=_stamps)
+    tick_cost: array[float] = field(default_factory=_stamps)
+    tick_chunks: array[int] = field(default_factory=lambda: array("i"))
     tokens: int = 0
     queue_high_water: int = 0
     backpressure_waits: int = 0
@@ -113,10 +121,14 @@ class StreamMetrics:
         self.produced.append(t)
         self.tokens += n_tokens
 
-    def on_enqueued(self, t: float, depth: int, waited_s: float) -> None:
-        """A chunk entered the queue at ``t`` (depth after the put, chunks) after waiting ``waited_s`` seconds
-        on a full queue. A wait over ``BACKPRESSURE_WARN_S`` is counted and logged as a warning."""
+    def on_enqueued(self, t: float, depth: int, waited_s: float, n_chars: int = 0) -> None:
+        """A chunk of ``n_chars`` characters entered the queue at ``t`` (depth after the put, chunks) after
+        waiting ``waited_s`` seconds on a full queue. A wait over ``BACKPRESSURE_WARN_S`` is counted and logged
+        as a warning."""
         self.enqueued.append(t)
+        self.depths.append(depth)
+        self.waits.append(waited_s)
+        self.chars.append(n_chars)
         if depth > self.queue_high_water:
             self.queue_high_water = depth
         if waited_s > 0:
@@ -140,6 +152,9 @@ class StreamMetrics:
         if n_chunks <= 0:
             return
         self.painted.extend(repeat(t, n_chunks))
+        self.tick_at.append(t)
+        self.tick_cost.append(tick_s)
+        self.tick_chunks.append(n_chunks)
         self.ticks += 1
         if tick_s > self.longest_tick_s:
             self.longest_tick_s = tick_s

@@ -48,7 +48,8 @@ class AppSettings:
     """User settings. Times in seconds, sizes in tokens.
 
     ``first_token_timeout_s`` / ``total_timeout_s``: see ``app.core.generation.StreamSettings``;
-    ``n_ctx``: the llama.cpp context window; ``model_path``: ``None`` = the bundled model.
+    ``n_ctx``: the llama.cpp context window; ``model_path``: ``None`` = the bundled model;
+    ``watchdog_threshold_ms``: see ``app.core.watchdog`` (0 turns the watchdog off).
     """
 
     model_path: str | None = None
@@ -64,6 +65,8 @@ class AppSettings:
     models_dir: str | None = None   # the model library folder; None = <data folder>/models
     preset: str = "Balanced"        # preset of new chats (app.core.presets)
     language: str = "system"        # UI language: "system" | "en" | "zh_CN"
+    #: event-loop watchdog: warn when the loop has not turned for longer than this (ms); 0 = off
+    watchdog_threshold_ms: float = 100.0
 
     @classmethod
     def load(cls, path: Path | None = None) -> AppSettings:
@@ -103,7 +106,7 @@ _RANGES: dict[str, tuple[float, float]] = {
     "n_ctx": (128, 1 << 20), "first_token_timeout_s": (0.1, 86400.0), "total_timeout_s": (0.1, 7 * 86400.0),
     "temperature": (0.0, 5.0), "top_p": (0.0, 1.0), "top_k": (0, 100000), "repeat_penalty": (0.0, 10.0),
     "max_tokens": (1, 1 << 20), "seed": (0, (1 << 32) - 1), "min_p": (0.0, 1.0), "n_threads": (1, 1024),
-    "n_gpu_layers": (-1, 100000),
+    "n_gpu_layers": (-1, 100000), "watchdog_threshold_ms": (0.0, 60000.0),
 }
 
 

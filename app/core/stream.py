@@ -341,13 +341,13 @@ class TokenStream:
                         decoder = codecs.getincrementaldecoder("utf-8")("replace")
                     chunk = Chunk(chunk.text + decoder.decode(chunk.raw), chunk.n_tokens, chunk.finish_reason)
                 depth, waited = q.put(chunk)
-                m.on_enqueued(now(), depth, waited)
+                m.on_enqueued(now(), depth, waited, len(chunk.text))
             else:
                 if decoder is not None and not stop.is_set():
                     tail = decoder.decode(b"", final=True)   # bytes cut off at the very end (truly invalid)
                     if tail:
                         depth, waited = q.put(Chunk(tail, 0, None))
-                        m.on_enqueued(now(), depth, waited)
+                        m.on_enqueued(now(), depth, waited, len(tail))
         except QueueClosed:
             pass
         except BaseException as exc:  # delivered to the loop, re-raised there

@@ -1,0 +1,102 @@
+"""The stream timeline (app.core.timeline): what the inspector plots and what "Copy as JSON" gives."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from app.core.conversation import Conversation, Message, MessageStatus, Role
+from app.core.generation import generate
+from app.core.metrics import StreamMetrics, now
+from app.core.scheduler import FairScheduler
+from app.core.timeline import chunk_texts, figures, snapshot, timeline_dict, timeline_json
+from app.core.types import GenerationParams
+from app.engine.scripted import ScriptedEngine
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def _hand_filled() -> StreamMetrics:
+    m = StreamMetrics(t_request=9.0)
+    m.t_slot = 10.0
+    # chunk i produced at 10.1 + 0.01 i, enqueued 1 ms later, dequeued 2 ms later, painted by ticks of 2 chunks
+    for i in range(6):
+        t = 10.1 + 0.01 * i
+        m.on_produced(t, 1)
+        m.on_enqueued(t + 0.001, depth=i % 3 + 1, waited_s=0.2 if i == 4 else 0.0, n_chars=2)
+        m.on_dequeued(t + 0.002)
+        if i % 2:
+            m.on_painted(t + 0.005, 2, 0.003 * (i + 1))
+    m.t_end = 10.2
+    return m
+
+
+def test_snapshot_gives_ms_since_the_slot_for_every_chunk_and_tick() -> None:
+    tl = snapshot(_hand_filled())
+    assert tl.request == pytest.approx(-1000.0)
+    assert tl.prefill == pytest.approx((0.0, 100.0))
+    assert tl.produced.tolist() == pytest.approx([100 + 10 * i for i in range(6)])
+    assert tl.enqueued.tolist() == pytest.approx([101 + 10 * i for i in range(6)])
+    assert tl.dequeued.tolist() == pytest.approx([102 + 10 * i for i in range(6)])
+    assert tl.painted.tolist() == pytest.approx([115, 115, 135, 135, 155, 155])
+    assert tl.depth.tolist() == [1, 2, 3, 1, 2, 3]
+    assert tl.wait.tolist() == pytest.approx([0, 0, 0, 0, 200, 0])
+    assert tl.tick_at.tolist() == pytest.approx([115, 135, 155])
+    assert tl.tick_cost.tolist() == pytest.approx([6, 12, 18])
+    assert tl.tick_chunks.tolist() == [2, 2, 2]
+    assert tl.end == pytest.approx(200.0)
+
+
+def test_figures_add_gaps_latency_and_chunks_per_tick_to_the_summary() -> None:
+    f = figures(_hand_filled())
+    assert f["prefill_ms"] == pytest.approx(100.0)
+    assert f["first_paint_ms"] == pytest.approx(15.0)
+    assert f["ttft_ms"] == pytest.approx(115.0)
+    assert f["gap_ms_p50"] == pytest.approx(10.0) and f["gap_ms_max"] == pytest.approx(10.0)
+    assert f["latency_ms_p50"] == pytest.approx(10.0) and f["latency_ms_max"] == pytest.approx(15.0)
+    assert f["chunks_per_tick_mean"] == 2 and f["chunks_per_tick_max"] == 2
+    assert f["backpressure_waits"] == 1 and f["queue_high_water"] == 3
+    assert f["longest_tick_ms"] == pytest.approx(18.0)
+
+
+def test_timeline_json_is_complete_and_splits_the_text_into_chunks() -> None:
+    m = _hand_filled()
+    d = json.loads(timeline_json(m, "aabbccddeeff", reply_id=7))
+    assert d["reply_id"] == 7 and d["version"] == 1
+    assert d["chunks"]["text"] == ["aa", "bb", "cc", "dd", "ee", "ff"]
+    assert len(d["chunks"]["painted_ms"]) == 6 and d["ticks"]["chunks"] == [2, 2, 2]
+    assert d["prefill_ms"] == [0.0, 100.0]
+    assert d["figures"]["ttft_ms"] == pytest.approx(115.0)
+
+
+def test_a_real_generation_records_each_chunks_text_depth_and_ticks() -> None:
+    """Through generate() on the scripted engine (worker thread, bounded queue): the chunks' texts, cut by
+    the recorded character counts, are the reply; one depth and one wait per chunk; ticks cover all chunks."""
+    engine = ScriptedEngine("Hello *world*, this is a reply in many small chunks. " * 4, tokens_per_s=0)
+    engine.load()
+    c = Conversation()
+    c.add(Message(Role.USER, "hi"))
+    reply = c.add(Message(Role.ASSISTANT, status=MessageStatus.WAITING))
+
+    async def main() -> None:
+        task = asyncio.ensure_future(generate(engine, FairScheduler(), c, reply, GenerationParams(max_tokens=10**4)))
+        while not task.done() or reply.pending:
+            await asyncio.sleep(0.005)
+            t0 = now()
+            _text, n = reply.take_new()
+            reply.stream_metrics.on_painted(now(), n, now() - t0)
+        await reply.stream.wait_closed()
+
+    asyncio.run(main())
+    assert reply.status is MessageStatus.DONE
+    m = reply.stream_metrics
+    tl = snapshot(m)
+    texts = chunk_texts(tl, reply.text)
+    assert len(texts) == reply.chunks > 10
+    assert "".join(texts) == reply.text
+    assert len(tl.depth) == len(tl.wait) == len(tl.produced)
+    assert int(tl.tick_chunks.sum()) == len(tl.painted) == reply.chunks
+    d = timeline_dict(m, reply.text)
+    assert "".join(d["chunks"]["text"]) == reply.text
