@@ -93,10 +93,23 @@ def _tick_costs(text: str) -> list[float]:
     return costs
 
 
-def measure_core(text: str, prefix: int, period: int, repeats: int = 5) -> dict[str, float]:
-    """Tick-cost ratio and naive speed-up (see the module docstring). Costs in ms."""
+def measure_core(text: str, prefix: int, period: int, repeats: int = 5,
+                 series: dict[str, list[float]] | None = None) -> dict[str, float]:
+    """Tick-cost ratio and naive speed-up (see the module docstring). Costs in ms. ``series`` (optional)
+    receives ``tick_ms`` (median per tick over the repeats; tick k ends at token (k + 1) × 32) and
+    ``naive_tokens`` / ``naive_ms``: the naive full re-render's cost at 10 reply lengths."""
     runs = [_tick_costs(text) for _ in range(repeats)]
     per_tick = [statistics.median(r[i] for r in runs) for i in range(len(runs[0]))]
+    if series is not None:
+        series["tick_ms"] = [c * 1e3 for c in per_tick]
+        series["naive_tokens"], series["naive_ms"] = [], []
+        n_ticks = len(per_tick)
+        for k in sorted({max(0, round(n_ticks * f) - 1) for f in (0.02, 0.05, 0.1, 0.2, 0.3, 0.45, 0.6, 0.75,
+                                                                   0.9, 1.0)}):
+            t0 = time.perf_counter()
+            render_markdown(text[: (k + 1) * TICK_CHARS])
+            series["naive_ms"].append((time.perf_counter() - t0) * 1e3)
+            series["naive_tokens"].append((k + 1) * TOKENS_PER_TICK)
     ticks_per_period = period // TICK_CHARS
     # window A: ticks whose end lies in [200 - W/2, 200 + W/2] tokens; window B: the same ticks, last period
     lo = max(0, (200 * CHARS_PER_TOKEN - WINDOW_TOKENS * 2) // TICK_CHARS)
@@ -126,8 +139,15 @@ def measure_core(text: str, prefix: int, period: int, repeats: int = 5) -> dict[
     }
 
 
-def measure_frames(text: str, tokens_per_s: float = 2000.0, tick_ms: int = 16) -> dict[str, float]:
-    """Stream ``text`` into a MarkdownView at ``tokens_per_s``; frame intervals in ms (p50, p99, max)."""
+def measure_frames(text: str, tokens_per_s: float = 2000.0, tick_ms: int = 16, *, inspector: bool = False,
+                   series: dict[str, list[float]] | None = None) -> dict[str, float]:
+    """Stream ``text`` into a MarkdownView at ``tokens_per_s``; frame intervals in ms (p50, p99, max).
+
+    Each tick also stamps a ``StreamMetrics`` as the app's pipeline does (produced/enqueued/dequeued per token,
+    painted per tick). ``inspector``: a ``StreamInspector`` (``app.ui.inspector``) is open beside the view,
+    following those stamps live, as it would in the app. ``series`` (optional) receives the raw
+    ``frame_intervals_ms`` and ``refresh_ms``.
+    """
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtCore import QEventLoop, Qt, QTimer
     from PySide6.QtWidgets import QApplication, QScrollArea
@@ -147,6 +167,29 @@ def measure_frames(text: str, tokens_per_s: float = 2000.0, tick_ms: int = 16) -
     area.setWidget(view)
     area.show()
     view.heightChanged.connect(lambda _h: area.verticalScrollBar().setValue(area.verticalScrollBar().maximum()))
+    from app.core.metrics import StreamMetrics
+
+    metrics = StreamMetrics()
+    metrics.t_slot = time.perf_counter()
+    panel = None
+    panel_ms: list[float] = []     # inspector redraw (refresh) cost per redraw
+    paint_ms: list[float] = []     # inspector paint events
+    if inspector:
+        from app.ui.inspector import StreamInspector
+
+        panel = StreamInspector()
+        panel.resize(900, 500)
+        panel.show()
+        panel.set_metrics(metrics, "", "render benchmark")
+        for _ in range(3):      # it was open before the reply started: its first paint is not part of the stream
+            app.processEvents()
+        paint_event = panel.view.paintEvent
+
+        def timed_paint(ev: object) -> None:   # the inspector's own paint cost
+            t0 = time.perf_counter()
+            paint_event(ev)
+            paint_ms.append((time.perf_counter() - t0) * 1e3)
+        panel.view.paintEvent = timed_paint   # type: ignore[method-assign]
 
     tokens = [text[i : i + CHARS_PER_TOKEN] for i in range(0, len(text), CHARS_PER_TOKEN)]
     state = {"sent": 0, "t0": 0.0, "last": 0.0}
@@ -165,11 +208,23 @@ def measure_frames(text: str, tokens_per_s: float = 2000.0, tick_ms: int = 16) -
         due = min(len(tokens), int((now - state["t0"]) * tokens_per_s))
         sent = int(state["sent"])
         for tok in tokens[sent:due]:
+            metrics.on_produced(now, 1)
+            metrics.on_enqueued(now, 1, 0.0, len(tok))
             view.append_text(tok)
+        if due > sent:
+            metrics.on_dequeued(now, due - sent)
         state["sent"] = due
         t0 = time.perf_counter()
         view.refresh()
-        refresh_ms.append((time.perf_counter() - t0) * 1e3)
+        t1 = time.perf_counter()
+        refresh_ms.append((t1 - t0) * 1e3)
+        metrics.on_painted(t1, due - sent, t1 - t0)
+        if panel is not None:
+            t2 = time.perf_counter()
+            before = panel.refreshes
+            panel.poke()                    # as the app's coalescer `painted` signal does
+            if panel.refreshes != before:
+                panel_ms.append((time.perf_counter() - t2) * 1e3)
         if due >= len(tokens):
             view.finish()
             timer.stop()
@@ -182,6 +237,19 @@ def measure_frames(text: str, tokens_per_s: float = 2000.0, tick_ms: int = 16) -
     app.processEvents()
     ok = view.renderer.html == render_markdown(text, theme="light")
     area.close()
+    refreshes = 0
+    extra: dict[str, float] = {}
+    if panel is not None:
+        refreshes = panel.refreshes
+        for name, xs in (("inspector_refresh_ms", panel_ms), ("inspector_paint_ms", paint_ms)):
+            if xs:
+                extra[f"{name}_p50"] = statistics.median(xs)
+                extra[f"{name}_max"] = max(xs)
+        panel.close()
+        panel.deleteLater()
+    if series is not None:
+        series["frame_intervals_ms"] = list(intervals)
+        series["refresh_ms"] = list(refresh_ms)
     intervals.sort()
     p99 = intervals[min(len(intervals) - 1, int(0.99 * len(intervals)))]
     return {
@@ -191,7 +259,20 @@ def measure_frames(text: str, tokens_per_s: float = 2000.0, tick_ms: int = 16) -
         "refresh_ms_p99": sorted(refresh_ms)[int(0.99 * (len(refresh_ms) - 1))],
         "frames": len(intervals),
         "final_html_equals_one_shot": ok,
+        "inspector_refreshes": refreshes,
+        **extra,
     }
+
+
+def _median_frames(runs: list[dict[str, float]]) -> dict[str, float]:
+    """Median of each numeric figure over ``runs`` (booleans: all true)."""
+    out: dict[str, float] = {}
+    for k, v in runs[0].items():
+        if isinstance(v, bool):
+            out[k] = all(r[k] for r in runs)
+        else:
+            out[k] = statistics.median(r[k] for r in runs)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -201,12 +282,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tokens", type=int, default=TARGET_TOKENS, help="reply length in tokens (≈4 chars)")
     parser.add_argument("--repeats", type=int, default=5, help="runs of the core measurement")
     parser.add_argument("--no-qt", action="store_true", help="skip the Qt frame measurement")
+    parser.add_argument("--inspector", action="store_true",
+                        help="measure the frames twice in this run: without, then with the stream inspector open "
+                             "(inspector_* keys; both must be within budget)")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="with --inspector: rounds of (closed, open), alternating; medians are reported")
+    parser.add_argument("--series", type=Path, default=None, metavar="PATH",
+                        help="also write the raw series (per-tick cost, naive cost, frame intervals) to this JSON")
     args = parser.parse_args(argv)
+    series: dict[str, list[float]] = {}
 
     text, prefix, period = build_reply(args.corpus, args.tokens)
     print(f"reply: {len(text):,} chars ≈ {len(text) // CHARS_PER_TOKEN:,} tokens; period {period:,} chars")
     result: dict[str, float | int | bool] = {"tokens": len(text) // CHARS_PER_TOKEN}
-    core = measure_core(text, prefix, period, args.repeats)
+    core = measure_core(text, prefix, period, args.repeats, series if args.series else None)
     result.update(core)
     print(f"tick cost near token 200:    {core['tick_ms_near_200']:.3f} ms (median)")
     print(f"tick cost near token {core['window_b_token']:,}: {core['tick_ms_near_20k']:.3f} ms (median)")
@@ -215,13 +304,41 @@ def main(argv: list[str] | None = None) -> int:
           f"speed-up {core['speedup_vs_naive_at_20k']:.0f}×")
     ok = core["tick_cost_ratio_20k_vs_200"] <= 1.5
     if not args.no_qt:
-        frames = measure_frames(text)
+        frames_series: dict[str, list[float]] = {}
+        if not args.inspector:
+            frames = measure_frames(text, series=frames_series)
+        else:
+            # the machine is shared: alternate closed/open rounds and take the median of each figure
+            closed: list[dict[str, float]] = []
+            opened: list[dict[str, float]] = []
+            with_panel: dict[str, list[float]] = {}
+            for r in range(args.rounds):
+                for panel in ((False, True) if r % 2 == 0 else (True, False)):
+                    if panel:
+                        opened.append(measure_frames(text, inspector=True, series=with_panel))
+                    else:
+                        closed.append(measure_frames(text, series=frames_series))
+            frames, inspected = _median_frames(closed), _median_frames(opened)
+            series["inspector_frame_intervals_ms"] = with_panel["frame_intervals_ms"]
         result.update(frames)
         print(f"Qt frames: {frames['frames']}, interval p50 {frames['frame_interval_ms_p50']:.1f} ms, "
               f"p99 {frames['frame_interval_ms_p99']:.1f} ms (≤ 20), max {frames['frame_interval_ms_max']:.1f} ms "
               f"(≤ 50); final HTML equals one-shot: {frames['final_html_equals_one_shot']}")
         ok = ok and frames["frame_interval_ms_p99"] <= 20 and frames["frame_interval_ms_max"] <= 50
+        series["frame_intervals_ms"] = frames_series.get("frame_intervals_ms", [])
+        if args.inspector:
+            result.update({f"inspector_{k}": v for k, v in inspected.items() if k != "inspector_refreshes"})
+            result["inspector_refreshes"] = inspected["inspector_refreshes"]
+            result["frame_rounds"] = args.rounds
+            result["inspector_p99_ratio"] = inspected["frame_interval_ms_p99"] / frames["frame_interval_ms_p99"]
+            print(f"with the inspector open: interval p50 {inspected['frame_interval_ms_p50']:.1f} ms, "
+                  f"p99 {inspected['frame_interval_ms_p99']:.1f} ms (≤ 20), "
+                  f"max {inspected['frame_interval_ms_max']:.1f} ms (≤ 50); "
+                  f"{inspected['inspector_refreshes']:.0f} inspector redraws (medians of {args.rounds} rounds each)")
+            ok = ok and inspected["frame_interval_ms_p99"] <= 20 and inspected["frame_interval_ms_max"] <= 50
     result["within_budget"] = ok
+    if args.series:
+        args.series.write_text(json.dumps({k: [round(x, 4) for x in v] for k, v in series.items()}), "utf-8")
     print(json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in result.items()}))
     return 0 if ok else 1
 

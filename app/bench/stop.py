@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import random
+from pathlib import Path
 from typing import Any
 
 from app.bench._util import PaintStage, emit, percentile, qt_loop, thread_count, wait_until
@@ -72,6 +74,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--rate", type=float, default=50.0, help="decode rate, tokens/s (a CPU-sized model)")
     ap.add_argument("--max-delay-ms", type=float, default=300.0)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--series", type=Path, default=None, metavar="PATH",
+                    help="also write each stop's latency (ms) to this JSON file")
     ap.add_argument("--model", action="store_true",
                     help="stop the real bundled model instead (stop latency then includes the token in decode)")
     args = ap.parse_args(argv)
@@ -110,5 +114,7 @@ def main(argv: list[str]) -> int:
     out["budget_ok"] = bool(out["stop_latency_ms_p95"] is not None
                             and out["stop_latency_ms_p95"] <= token_ms + 50.0
                             and out["chunks_after_stop"] == 0 and threads_leaked == 0)
+    if args.series:
+        args.series.write_text(json.dumps({"stop_latency_ms": lat, "ui_idle_ms": idle}), "utf-8")
     emit(out)
     return 0

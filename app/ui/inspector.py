@@ -1,34 +1,28 @@
 """Stream inspector: where each chunk of a reply waited (View → Stream inspector, Ctrl+Shift+I).
 
-A pyqtgraph timeline of one reply (live while it streams), three plots sharing the time axis (ms since the
-engine slot was acquired, i.e. since prefill started):
+For one reply (live while it streams), a timeline (``app.ui.timeline_view.TimelineView``): every chunk's
+produced / enqueued / dequeued / painted time, the prefill span, backpressure waits, queue depth, render ticks
+and loop stalls seen by the watchdog. Wheel zooms, drag pans, double-click or "Fit" shows all again; hovering a
+chunk shows its text and its four times. Beside it the summary figures (``app.core.timeline.figures``);
+"Copy as JSON" / "Save…" give the raw timings (``app.core.timeline.timeline_dict``).
 
-- **chunks**: one line per stamp kind — produced (the model), enqueued, dequeued (the loop took it), painted
-  (a render tick showed it); y = chunk number, so the horizontal distance between two lines is the time that
-  chunk spent in that stage. The prefill span is shaded; backpressure waits are red segments (the model
-  blocked on a full queue); loop stalls seen by the watchdog are shaded red across all plots;
-- **queue**: depth after each put (chunks);
-- **ticks**: each render tick's cost (ms) at the time it painted.
-
-Mouse wheel zooms, drag pans, right-click → "View All". Hovering shows the chunk's text and its four times.
-Beside the plots: the summary figures (``app.core.timeline.figures``). "Copy as JSON" / "Save…" give the raw
-timings (``app.core.timeline.timeline_json``).
-
-Cost: nothing per chunk. A 250 ms timer, only while the inspector is visible and the reply changes, copies the
-stamp arrays once (O(chunks)) and hands them to pyqtgraph, which clips to the view and downsamples to the
-pixels (``setClipToView``, ``autoDownsample``). ``python -m app.bench render --inspector`` measures it.
+It must not slow the stream it shows. Nothing happens per chunk. At most every ``REFRESH_MS``, right after a
+render tick painted (``poke``, connected to the coalescer's ``painted`` signal: the work lands in the slack
+after a tick instead of delaying the next one; a timer covers prefill), and only while visible and the reply
+changed, it copies the stamp arrays once (O(chunks)) and repaints; a paint is O(pixels) (see the view). The
+figures (percentiles over every chunk) are recomputed once a second while live.
+``python -m app.bench render --inspector`` measures it against the same stream with the inspector closed.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt, QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -45,16 +39,14 @@ from PySide6.QtWidgets import (
 from app.core.conversation import Message
 from app.core.metrics import StreamMetrics
 from app.core.timeline import Timeline, chunk_texts, figures, snapshot, timeline_dict
+from app.ui.timeline_view import TimelineView
 
 log = logging.getLogger("brook.ui.inspector")
 
 #: How often the inspector re-reads a live reply (ms).
 REFRESH_MS = 250
-
-#: The four stamps of a chunk: (key, label, colour).
-STAMPS = (("produced", "produced", "#1f77b4"), ("enqueued", "enqueued", "#17becf"),
-          ("dequeued", "dequeued", "#ff7f0e"), ("painted", "painted", "#2ca02c"))
-
+#: How often the summary figures are recomputed while live (s; percentiles over every chunk).
+FIGURES_S = 1.0
 _FIGURES = (  # (label, key(s), unit/format)
     ("TTFT", ("ttft_ms",), "{:.1f} ms"),
     ("  prefill", ("prefill_ms",), "{:.1f} ms"),
@@ -88,7 +80,7 @@ def _ms(v: float | None) -> str:
 
 
 class StreamInspector(QWidget):
-    """The inspector's content: plots, hover line, figures, Copy as JSON / Save….
+    """The inspector's content: the timeline, the hover line, figures, Fit, Copy as JSON / Save….
 
     ``set_reply(reply)`` shows a ``Message`` (its live ``stream_metrics`` and text), ``set_metrics(m, text)`` a
     bare ``StreamMetrics``; ``set_watchdog(wd)`` adds its stall count and stall spans. ``refresh()`` redraws now
@@ -97,8 +89,6 @@ class StreamInspector(QWidget):
 
     def __init__(self, parent: QWidget | None = None, *, refresh_ms: int = REFRESH_MS) -> None:
         super().__init__(parent)
-        pg.setConfigOptions(antialias=False, foreground=self.palette().text().color(),
-                            background=self.palette().base().color())
         self._reply: Message | None = None
         self._metrics: StreamMetrics | None = None
         self._text: str = ""
@@ -107,47 +97,14 @@ class StreamInspector(QWidget):
         self._tl: Timeline | None = None
         self._texts: list[str] | None = None
         self.refreshes = 0
+        self._figures_at = 0.0
+        self._refreshed_at = 0.0
 
         self.title = QLabel("No reply selected")
         self.title.setObjectName("inspectorTitle")
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.graphics = pg.GraphicsLayoutWidget()
-        self.graphics.setMinimumSize(420, 300)
-        self.chunk_plot = self.graphics.addPlot(row=0, col=0)
-        self.queue_plot = self.graphics.addPlot(row=1, col=0)
-        self.tick_plot = self.graphics.addPlot(row=2, col=0)
-        self.graphics.ci.layout.setRowStretchFactor(0, 5)
-        self.graphics.ci.layout.setRowStretchFactor(1, 1)
-        self.graphics.ci.layout.setRowStretchFactor(2, 1)
-        self.chunk_plot.setLabel("left", "chunk")
-        self.queue_plot.setLabel("left", "queue")
-        self.tick_plot.setLabel("left", "tick ms")
-        self.tick_plot.setLabel("bottom", "time since prefill start (ms)")
-        self.queue_plot.setXLink(self.chunk_plot)
-        self.tick_plot.setXLink(self.chunk_plot)
-        for p in (self.chunk_plot, self.queue_plot, self.tick_plot):
-            p.showGrid(x=True, y=True, alpha=0.15)
-            p.setClipToView(True)
-            p.setDownsampling(auto=True, mode="peak")
-            p.getAxis("left").setWidth(48)
-            p.setMenuEnabled(True)
-        self.chunk_plot.addLegend(offset=(8, 8), labelTextSize="8pt")
-        self.curves = {key: self.chunk_plot.plot([], [], pen=pg.mkPen(color, width=1.5), name=label)
-                       for key, label, color in STAMPS}
-        self.prefill_region = pg.LinearRegionItem((0, 0), movable=False, brush=pg.mkBrush(128, 128, 128, 50),
-                                                  pen=pg.mkPen(None))
-        self.prefill_region.setZValue(-10)
-        self.chunk_plot.addItem(self.prefill_region)
-        self.prefill_label = pg.TextItem("prefill", color=(120, 120, 120), anchor=(0, 0))
-        self.chunk_plot.addItem(self.prefill_label)
-        self.wait_curve = self.chunk_plot.plot([], [], pen=pg.mkPen("#d62728", width=3), connect="pairs",
-                                               name="backpressure wait")
-        self.marker = pg.ScatterPlotItem(size=9, pen=pg.mkPen("k"), brush=pg.mkBrush(255, 255, 255, 200))
-        self.chunk_plot.addItem(self.marker)
-        self.queue_curve = self.queue_plot.plot([], [], pen=pg.mkPen("#9467bd"), stepMode="right")
-        self.tick_bars = self.tick_plot.plot([], [], pen=pg.mkPen("#8c564b", width=2), connect="pairs")
-        self._stall_regions: list[pg.LinearRegionItem] = []
-
+        self.view = TimelineView()
+        self.view.hovered.connect(self.hover_chunk)
         self.hover = QLabel("Hover over the plot to see a chunk")
         self.hover.setObjectName("inspectorHover")
         self.hover.setWordWrap(True)
@@ -169,7 +126,11 @@ class StreamInspector(QWidget):
         self.copy_button.clicked.connect(self.copy_json)
         self.save_button = QPushButton("Save…")
         self.save_button.clicked.connect(lambda: self.save_json())
+        self.fit_button = QPushButton("Fit")
+        self.fit_button.setToolTip("Show the whole reply and follow it (after zooming or panning)")
+        self.fit_button.clicked.connect(self.view.fit)
         buttons = QHBoxLayout()
+        buttons.addWidget(self.fit_button)
         buttons.addWidget(self.copy_button)
         buttons.addWidget(self.save_button)
         form.addRow(buttons)
@@ -177,14 +138,13 @@ class StreamInspector(QWidget):
         plots = QVBoxLayout()
         plots.setContentsMargins(0, 0, 0, 0)
         plots.addWidget(self.title)
-        plots.addWidget(self.graphics, 1)
+        plots.addWidget(self.view, 1)
         plots.addWidget(self.hover)
         row = QHBoxLayout(self)
         row.setContentsMargins(4, 4, 4, 4)
         row.addLayout(plots, 1)
         row.addWidget(side, 0)
 
-        self.graphics.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self._timer = QTimer(self)
         self._timer.setInterval(refresh_ms)
         self._timer.timeout.connect(self._on_timer)
@@ -223,10 +183,10 @@ class StreamInspector(QWidget):
         self._seen = ()
         self._tl = None
         self._texts = None
-        self.marker.setData([], [])
+        self.view.marker = None
+        self.view.follow = True
         self.hover.setText("Hover over the plot to see a chunk")
-        for p in (self.chunk_plot, self.queue_plot, self.tick_plot):
-            p.enableAutoRange()
+        self._figures_at = 0.0
         self._update_timer()
 
     @property
@@ -251,8 +211,18 @@ class StreamInspector(QWidget):
         super().hideEvent(event)
         self._timer.stop()
 
+    def poke(self, *_args: Any) -> None:
+        """A render tick just painted: redraw now if the last redraw is ``refresh_ms`` old. Connected to the
+        coalescer's ``painted`` signal, the inspector then works in the slack right after a tick instead of
+        delaying the next one."""
+        if self._metrics is not None and self.isVisible() and \
+                time.perf_counter() - self._refreshed_at >= self._timer.interval() / 1000.0:
+            self.refresh()
+
     def _on_timer(self) -> None:
-        self.refresh()
+        # fallback for when no tick paints (prefill, a stalled stream) and for the final state
+        if time.perf_counter() - self._refreshed_at >= self._timer.interval() / 1000.0 * 1.5:
+            self.refresh()
         if not self.live:
             self.refresh(force=True)       # the final figures (summary settles after the last paint)
             self._timer.stop()
@@ -273,67 +243,35 @@ class StreamInspector(QWidget):
                m.t_end is not None, m.t_worker_done is not None, stalls)
         if key == self._seen and not force:
             return False
+        stalls_changed = force or not self._seen or key[-1] != self._seen[-1]
         self._seen = key
+        self._refreshed_at = time.perf_counter()
         tl = self._tl = snapshot(m)
         self._texts = None
         self.refreshes += 1
-        idx = np.arange(len(tl.produced), dtype=np.float64)
-        for name, _label, _c in STAMPS:
-            xs = getattr(tl, name)
-            self.curves[name].setData(xs, idx[: len(xs)], skipFiniteCheck=True)
-        if tl.prefill is not None:
-            self.prefill_region.setRegion(tl.prefill)
-            self.prefill_label.setPos(tl.prefill[0], 0)
-        waited = np.nonzero(tl.wait > 0.05)[0]
-        if len(waited):
-            ends = tl.enqueued[waited]
-            xs = np.column_stack((ends - tl.wait[waited], ends)).ravel()
-            ys = np.repeat(waited.astype(np.float64), 2)
-            self.wait_curve.setData(xs, ys)
-        else:
-            self.wait_curve.setData([], [])
-        n = min(len(tl.depth), len(tl.enqueued))
-        self.queue_curve.setData(tl.enqueued[:n], tl.depth[:n].astype(np.float64))
-        if len(tl.tick_at):
-            xs = np.repeat(tl.tick_at, 2)
-            ys = np.column_stack((np.zeros_like(tl.tick_cost), tl.tick_cost)).ravel()
-            self.tick_bars.setData(xs, ys)
-        else:
-            self.tick_bars.setData([], [])
-        self._draw_stalls(tl)
-        self._draw_figures(m, tl)
+        self.view.set_timeline(tl, final=not self.live)
+        if stalls_changed:
+            self._set_stalls(tl)
+        t = time.perf_counter()
+        if force or not self.live or t - self._figures_at >= FIGURES_S:
+            self._figures_at = t
+            self._draw_figures(m, tl)
         return True
 
     def _draw_empty(self) -> None:
-        for c in self.curves.values():
-            c.setData([], [])
-        for item in (self.wait_curve, self.queue_curve, self.tick_bars):
-            item.setData([], [])
-        self.prefill_region.setRegion((0, 0))
+        self.view.stalls = []
+        self.view.set_timeline(None)
         stored = self._reply.metrics if self._reply is not None else None
         self._show_figures(dict(stored) if stored else {})
 
-    def _draw_stalls(self, tl: Timeline) -> None:
-        for r in self._stall_regions:
-            vb = r.getViewBox()
-            if vb is not None:
-                vb.removeItem(r)
-        self._stall_regions.clear()
+    def _set_stalls(self, tl: Timeline) -> None:
         wd = self._watchdog
-        if wd is None:
-            return
-        end = tl.end if tl.end is not None else (float(tl.painted[-1]) if len(tl.painted) else 0.0)
-        for s in list(wd.history)[-50:]:
-            a = (s.started - tl.origin) * 1000.0
-            b = a + s.duration_ms
-            if b < tl.request or a > end + 1000.0:
-                continue
-            for p in (self.chunk_plot, self.queue_plot, self.tick_plot):
-                region = pg.LinearRegionItem((a, b), movable=False, brush=pg.mkBrush(214, 39, 40, 60),
-                                             pen=pg.mkPen(None))
-                region.setZValue(-5)
-                p.addItem(region)
-                self._stall_regions.append(region)
+        spans = []
+        if wd is not None:
+            for st in list(wd.history)[-100:]:
+                a = (st.started - tl.origin) * 1000.0
+                spans.append((a, a + st.duration_ms))
+        self.view.stalls = spans
 
     def _draw_figures(self, m: StreamMetrics, tl: Timeline) -> None:
         f = figures(m, tl)
@@ -347,12 +285,6 @@ class StreamInspector(QWidget):
             self.figure_labels[label.strip()].setText(_fmt(fmt, [f.get(k) for k in keys]))
 
     # hover -------------------------------------------------------------------------------------------------
-    def _on_mouse_moved(self, pos: QPointF) -> None:
-        if self._tl is None or not self.chunk_plot.sceneBoundingRect().contains(pos):
-            return
-        p = self.chunk_plot.vb.mapSceneToView(pos)
-        self.hover_chunk(round(p.y()))
-
     def hover_chunk(self, i: int) -> str:
         """Show chunk ``i`` (clamped to the chunks there are): marker on its four times, text in the hover
         line. Returns that text ('' when there are no chunks)."""
@@ -366,8 +298,9 @@ class StreamInspector(QWidget):
         times = [(label, arr[i] if i < len(arr) else None)
                  for label, arr in (("produced", tl.produced), ("enqueued", tl.enqueued),
                                     ("dequeued", tl.dequeued), ("painted", tl.painted))]
-        xs = [t for _l, t in times if t is not None]
-        self.marker.setData(xs, [i] * len(xs))
+        if self.view.marker != i:
+            self.view.marker = i
+            self.view.update()
         extra = ""
         if i < len(tl.depth):
             extra = f" · queue depth {tl.depth[i]}"

@@ -7,8 +7,9 @@ import asyncio
 import json
 
 import pytest
-from PySide6.QtCore import QPointF
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QGuiApplication, QWheelEvent
+from PySide6.QtWidgets import QApplication
 
 from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.core.generation import generate
@@ -47,42 +48,82 @@ def inspector(qtbot) -> StreamInspector:
     return w
 
 
-def test_it_plots_every_chunks_four_times_the_prefill_waits_queue_and_ticks(inspector) -> None:
+def test_it_plots_every_chunks_four_times_the_prefill_waits_queue_and_ticks(inspector, qtbot) -> None:
     m, text = recorded()
     inspector.set_metrics(m, text)
+    view = inspector.view
+    qtbot.waitUntil(lambda: view.paints > 0 and view.series("painted")[0].size == 40)
     for name in ("produced", "enqueued", "dequeued", "painted"):
-        xs, ys = inspector.curves[name].getOriginalDataset()
+        xs, ys = view.series(name)
         assert len(xs) == 40 and list(ys) == list(range(40))
-    xs, _ = inspector.curves["painted"].getOriginalDataset()
+    xs, _ = view.series("painted")
     assert xs[0] == pytest.approx(330.0) and xs[39] == pytest.approx(300 + 20 * 39 + 10)
-    assert inspector.prefill_region.getRegion() == pytest.approx((0.0, 300.0))
-    wx, wy = inspector.wait_curve.getOriginalDataset()
-    assert list(wy) == [25, 25] and list(wx) == pytest.approx([801 - 120, 801])
-    _qx, qy = inspector.queue_curve.getOriginalDataset()
+    assert view.tl is not None and view.tl.prefill == pytest.approx((0.0, 300.0))
+    wx, wy = view.series("waits")
+    assert list(wy) == [25] and list(wx) == pytest.approx([801])
+    _qx, qy = view.series("queue")
     assert list(qy) == [1 + i % 3 for i in range(40)]
-    tx, ty = inspector.tick_bars.getOriginalDataset()
-    assert len(tx) == 2 * 20 and max(ty) == pytest.approx(4.0)
+    tx, ty = view.series("ticks")
+    assert len(tx) == 20 and max(ty) == pytest.approx(4.0)
+    # the finished reply is shown whole
+    assert view.x_range[0] <= 0 and view.x_range[1] >= 1090 and view.y_range[1] >= 39
     assert inspector.figure_labels["TTFT"].text() == "330.0 ms"
     assert inspector.figure_labels["prefill"].text() == "300.0 ms"
     assert inspector.figure_labels["backpressure waits"].text() == "1 (120 ms)"
     assert inspector.figure_labels["chunks / tick"].text() == "2.0 (max 2)"
 
 
+def test_a_long_reply_is_drawn_with_at_most_two_points_per_pixel_and_keeps_its_peaks(inspector, qtbot) -> None:
+    m = StreamMetrics(t_request=10.0)
+    m.t_slot = 10.0
+    for i in range(50_000):
+        t = 10.1 + 0.0001 * i
+        m.on_produced(t, 1)
+        m.on_enqueued(t, depth=9 if i == 31_337 else 1, waited_s=0.0, n_chars=1)
+        m.on_dequeued(t)
+        m.on_painted(t, 1, 0.001)
+    m.t_end = 15.2
+    inspector.set_metrics(m, "x" * 50_000)
+    view = inspector.view
+    qtbot.waitUntil(lambda: view.series("queue")[0].size > 0)
+    width = view.panels()[0].width()
+    assert 0 < len(view.series("produced")[0]) <= 2 * width + 1
+    assert view.series("produced")[1][-1] == 49_999          # the last chunk is always drawn
+    assert max(view.series("queue")[1]) == 9                  # a one-chunk peak survives the decimation
+
+
 def test_hovering_a_chunk_shows_its_text_and_four_times(inspector, qtbot) -> None:
     m, text = recorded()
     inspector.set_metrics(m, text)
-    vb = inspector.chunk_plot.vb
-    qtbot.waitUntil(lambda: vb.width() > 100 and vb.viewRange()[1][1] > 39)   # laid out and auto-ranged
-    # move the mouse over chunk 25 in the plot (as the scene reports it)
-    scene_pos = vb.mapViewToScene(QPointF(801.0, 25.0))
-    inspector.graphics.scene().sigMouseMoved.emit(scene_pos)
+    view = inspector.view
+    qtbot.waitUntil(lambda: view.paints > 0)
+    # a real mouse move over chunk 25 in the chunk panel
+    qtbot.mouseMove(view, view.to_pixel(801.0, 25.0).toPoint())
+    qtbot.waitUntil(lambda: inspector.hover.text().startswith("chunk 25:"))
     line = inspector.hover.text()
     assert line.startswith('chunk 25: "w25 "'), line
     for part in ("produced 800.0 ms", "enqueued 801.0 ms", "dequeued 802.0 ms", "painted 810.0 ms",
                  "waited 120.0 ms"):
         assert part in line
-    _mx, my = inspector.marker.getData()
-    assert list(my) == [25, 25, 25, 25]
+    assert view.marker == 25
+
+
+def test_wheel_zooms_the_time_axis_and_fit_shows_all_again(inspector, qtbot) -> None:
+    m, text = recorded()
+    inspector.set_metrics(m, text)
+    view = inspector.view
+    qtbot.waitUntil(lambda: view.paints > 0)
+    whole = view.x_range
+    pos = view.to_pixel(600.0, 20.0)
+    event = QWheelEvent(pos, view.mapToGlobal(pos), QPoint(0, 0), QPoint(0, 240), Qt.MouseButton.NoButton,
+                        Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False)
+    QApplication.sendEvent(view, event)
+    assert view.x_range[1] - view.x_range[0] < 0.7 * (whole[1] - whole[0]) and not view.follow
+    assert view.x_range[0] < 600 < view.x_range[1]            # zoomed around the pointer
+    view.repaint()
+    assert len(view.series("produced")[0]) < 40               # only the visible part is drawn
+    inspector.fit_button.click()
+    assert view.x_range == whole and view.follow
 
 
 def test_copy_and_save_give_the_raw_timings_as_json(inspector, tmp_path) -> None:
@@ -134,9 +175,8 @@ def test_it_follows_a_live_reply_and_counts_loop_stalls(qtbot, qloop) -> None:
         seen_live = 0
         while not task.done():
             await asyncio.sleep(0.01)
-            xs = insp.curves["painted"].getOriginalDataset()[0]
-            if insp.live and xs is not None:
-                seen_live = max(seen_live, len(xs))
+            if insp.live and insp.view.tl is not None:
+                seen_live = max(seen_live, len(insp.view.tl.painted))
         while insp._timer.isActive():       # stops by itself once the reply is final and painted
             await asyncio.sleep(0.01)
         assert 0 < seen_live < reply.chunks      # it drew the reply while it was still streaming
@@ -145,8 +185,7 @@ def test_it_follows_a_live_reply_and_counts_loop_stalls(qtbot, qloop) -> None:
     qloop.run_until_complete(asyncio.wait_for(main(), 30))
     coalescer.detach(reply)
     assert reply.status is MessageStatus.DONE
-    xs, _ = insp.curves["painted"].getOriginalDataset()
-    assert len(xs) == reply.chunks == len(reply.stream_metrics.painted)
+    assert len(insp.view.tl.painted) == reply.chunks == len(reply.stream_metrics.painted)
     assert insp.refreshes >= 2
     assert insp.figure_labels["loop stalls"].text() == "2 (longest 340 ms)"
     assert "".join(json.loads(insp.to_json())["chunks"]["text"]) == reply.text
