@@ -241,7 +241,8 @@ def measure_frames(text: str, tokens_per_s: float = 2000.0, tick_ms: int = 16, *
     extra: dict[str, float] = {}
     if panel is not None:
         refreshes = panel.refreshes
-        for name, xs in (("inspector_refresh_ms", panel_ms), ("inspector_paint_ms", paint_ms)):
+        extra["panel_refreshes"] = refreshes
+        for name, xs in (("panel_refresh_ms", panel_ms), ("panel_paint_ms", paint_ms)):
             if xs:
                 extra[f"{name}_p50"] = statistics.median(xs)
                 extra[f"{name}_max"] = max(xs)
@@ -259,7 +260,6 @@ def measure_frames(text: str, tokens_per_s: float = 2000.0, tick_ms: int = 16, *
         "refresh_ms_p99": sorted(refresh_ms)[int(0.99 * (len(refresh_ms) - 1))],
         "frames": len(intervals),
         "final_html_equals_one_shot": ok,
-        "inspector_refreshes": refreshes,
         **extra,
     }
 
@@ -327,14 +327,14 @@ def main(argv: list[str] | None = None) -> int:
         ok = ok and frames["frame_interval_ms_p99"] <= 20 and frames["frame_interval_ms_max"] <= 50
         series["frame_intervals_ms"] = frames_series.get("frame_intervals_ms", [])
         if args.inspector:
-            result.update({f"inspector_{k}": v for k, v in inspected.items() if k != "inspector_refreshes"})
-            result["inspector_refreshes"] = inspected["inspector_refreshes"]
+            result.update({f"inspector_{k}": v for k, v in inspected.items()})
             result["frame_rounds"] = args.rounds
             result["inspector_p99_ratio"] = inspected["frame_interval_ms_p99"] / frames["frame_interval_ms_p99"]
             print(f"with the inspector open: interval p50 {inspected['frame_interval_ms_p50']:.1f} ms, "
                   f"p99 {inspected['frame_interval_ms_p99']:.1f} ms (≤ 20), "
                   f"max {inspected['frame_interval_ms_max']:.1f} ms (≤ 50); "
-                  f"{inspected['inspector_refreshes']:.0f} inspector redraws (medians of {args.rounds} rounds each)")
+                  f"{inspected['panel_refreshes']:.0f} inspector redraws of {inspected['panel_refresh_ms_p50']:.1f} + "
+                  f"{inspected['panel_paint_ms_p50']:.1f} ms (refresh + paint, p50; medians of {args.rounds} rounds)")
             ok = ok and inspected["frame_interval_ms_p99"] <= 20 and inspected["frame_interval_ms_max"] <= 50
     result["within_budget"] = ok
     if args.series:
