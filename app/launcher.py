@@ -135,6 +135,11 @@ def main(argv: list[str] | None = None) -> int:
     result = 0
 
     async def run() -> int:
+        from app.core.watchdog import start_watchdog
+
+        # a loop that does not turn for > threshold ms logs one warning with its stack (settings: 0 = off)
+        watchdog = start_watchdog(settings.watchdog_threshold_ms)
+        window.watchdog = watchdog          # the stream inspector shows its stalls
         closed = asyncio.Event()
         app.lastWindowClosed.connect(closed.set)
         if not window.isVisible():          # closed before the loop ran
@@ -152,6 +157,8 @@ def main(argv: list[str] | None = None) -> int:
             await closing
             code = 0
         await window.shutdown()
+        if watchdog is not None:
+            watchdog.stop()
         return code
 
     with loop:

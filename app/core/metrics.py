@@ -99,10 +99,12 @@ class StreamMetrics:
     enqueued: array[float] = field(default_factory=_stamps)
     dequeued: array[float] = field(default_factory=_stamps)
     painted: array[float] = field(default_factory=_stamps)   # one stamp per chunk painted
-    # per enqueued chunk (worker thread): queue depth after the put, seconds waited on a full queue, characters
+    # per enqueued chunk (worker thread): queue depth after the put and characters (4 bytes each); the puts that
+    # waited on a full queue (sparse: chunk index, seconds)
     depths: array[int] = field(default_factory=lambda: array("i"))
-    waits: array[float] = field(default_factory=_stamps)
-    chars: array[int] = field(default_factory=lambda: array("l"))
+    chars: array[int] = field(default_factory=lambda: array("i"))
+    wait_index: array[int] = field(default_factory=lambda: array("i"))
+    wait_s: array[float] = field(default_factory=_stamps)
     # per render tick that painted this reply (loop thread): end time, cost (s), chunks painted
     tick_at: array[float] = field(default_factory=_stamps)
     tick_cost: array[float] = field(default_factory=_stamps)
@@ -125,19 +127,20 @@ class StreamMetrics:
         """A chunk of ``n_chars`` characters entered the queue at ``t`` (depth after the put, chunks) after
         waiting ``waited_s`` seconds on a full queue. A wait over ``BACKPRESSURE_WARN_S`` is counted and logged
         as a warning."""
-        self.enqueued.append(t)
         self.depths.append(depth)
-        self.waits.append(waited_s)
         self.chars.append(n_chars)
         if depth > self.queue_high_water:
             self.queue_high_water = depth
         if waited_s > 0:
+            self.wait_s.append(waited_s)
+            self.wait_index.append(len(self.enqueued))
             with self._lock:
                 self.backpressure_wait_s += waited_s
                 if waited_s > BACKPRESSURE_WARN_S:
                     self.backpressure_waits += 1
             if waited_s > BACKPRESSURE_WARN_S:
                 log.warning("backpressure: put waited %.0f ms on a full queue (depth %d)", waited_s * 1000, depth)
+        self.enqueued.append(t)     # last: a reader that sees this stamp also sees the chunk's depth and length
 
     # loop thread ---------------------------------------------------------------------------------------
     def on_dequeued(self, t: float, n_chunks: int = 1) -> None:

@@ -71,8 +71,13 @@ def snapshot(m: StreamMetrics) -> Timeline:
     produced = _ms(m.produced, origin)
     n_enq = len(m.enqueued)
     depth = np.frombuffer(m.depths[:n_enq], dtype=np.int32).astype(np.int64)
-    wait = np.frombuffer(m.waits[:n_enq], dtype=np.float64) * 1000.0
-    chars = np.array(m.chars[:n_enq], dtype=np.int64)
+    chars = np.frombuffer(m.chars[:n_enq], dtype=np.int32).astype(np.int64)
+    wait = np.zeros(n_enq)
+    k = len(m.wait_index)
+    widx = np.frombuffer(m.wait_index[:k], dtype=np.int32)
+    ws = np.frombuffer(m.wait_s[:k], dtype=np.float64)[: len(widx)]
+    keep = widx < n_enq
+    wait[widx[keep]] = ws[keep] * 1000.0
     n_ticks = len(m.tick_chunks)
     tick_at = _ms(m.tick_at[:n_ticks], origin)
     tick_cost = np.frombuffer(m.tick_cost[:n_ticks], dtype=np.float64) * 1000.0

@@ -156,14 +156,21 @@ class StreamInspector(QWidget):
         self._reply = reply
         self._metrics = reply.stream_metrics if reply is not None else None
         self._reset()
-        if reply is None:
-            self.title.setText("No reply selected")
-        else:
-            model = f" · {reply.model}" if reply.model else ""
-            self.title.setText(f"Reply {reply.id}{model} · {reply.status.value}")
-            if self._metrics is None:
-                self.title.setText(self.title.text() + " · no timeline (recorded only while it streams here)")
+        self._set_title()
         self.refresh()
+
+    def _set_title(self) -> None:
+        reply = self._reply
+        if reply is None:
+            if self._metrics is None:
+                self.title.setText("No reply selected")
+            return
+        model = f" · {reply.model}" if reply.model else ""
+        text = f"Reply {reply.id}{model} · {reply.status.value}"
+        if self._metrics is None:
+            text += " · no timeline (recorded only while it streams here)"
+        if text != self.title.text():
+            self.title.setText(text)
 
     def set_metrics(self, metrics: StreamMetrics | None, text: str = "", title: str = "") -> None:
         """Show a bare ``StreamMetrics`` (recorded elsewhere, e.g. a benchmark); ``text`` is the reply."""
@@ -250,6 +257,7 @@ class StreamInspector(QWidget):
         self._texts = None
         self.refreshes += 1
         self.view.set_timeline(tl, final=not self.live)
+        self._set_title()
         if stalls_changed:
             self._set_stalls(tl)
         t = time.perf_counter()

@@ -294,8 +294,10 @@ class TimelineView(QWidget):
         painter.drawText(QPointF(4, ticks.bottom() + fm.ascent() + 3), "ms")   # the time axis' unit
         for py, text in ylabels:
             painter.drawText(QPointF(chunk.left() - 4 - fm.horizontalAdvance(text), py + fm.ascent() / 2 - 1), text)
-        for r, text in ((chunk, "chunk"), (queue, f"queue ≤{self.queue_max:.0f}"),
-                        (ticks, f"tick ≤{self.tick_max:.0f} ms")):
+        for r, top in ((queue, f"{self.queue_max:.0f}"), (ticks, f"{self.tick_max:.0f}")):
+            painter.drawText(QPointF(r.left() - 4 - fm.horizontalAdvance(top), r.top() + fm.ascent()), top)
+            painter.drawText(QPointF(r.left() - 4 - fm.horizontalAdvance("0"), r.bottom()), "0")
+        for r, text in ((chunk, "chunk"), (queue, "queue"), (ticks, "tick ms")):
             painter.save()
             painter.translate(12, r.center().y())
             painter.rotate(-90)
