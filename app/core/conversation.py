@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from app.core.text import valid_text
+
 
 class Role(StrEnum):
     SYSTEM = "system"
@@ -64,8 +66,12 @@ class Message:
     stream_metrics: Any = field(default=None, repr=False)   # live StreamMetrics while generating
     stream: Any = field(default=None, repr=False)           # the TokenStream (worker) of the last generation
     db_id: int | None = field(default=None, repr=False)     # row id in the history database
+    left_out: int = 0                  # older messages left out of this reply's prompt (context window)
 
     def __post_init__(self) -> None:
+        self.content = valid_text(self.content)      # the boundary: typed, pasted, imported or loaded text
+        if not self.left_out and isinstance(self.metrics, dict):
+            self.left_out = int(self.metrics.get("left_out") or 0)
         if self.content:
             self._parts.append(self.content)
             self._taken = 1
@@ -103,6 +109,7 @@ class Message:
 
     def set_text(self, text: str) -> None:
         """Replace the text (loading from history, editing); the renderer takes it as new."""
+        text = valid_text(text)
         self._parts = [text] if text else []
         self._taken = 0
         self._joined = (-1, "")
@@ -131,15 +138,58 @@ class Conversation:
     def prompt_messages(self, upto: Message | None = None) -> list[dict[str, str]]:
         """The chat history to send to the model, in OpenAI's shape; stops before ``upto``.
 
-        Replies that failed without text are left out; stopped or timed-out partial replies are kept.
+        The result is always a valid alternation for a strict chat template (Mistral, Gemma: "roles must
+        alternate"), whatever was stopped, failed, deleted or edited: an optional system message, then user,
+        assistant, user, …, ending with a user message when ``upto`` is given (or when the chat ends unanswered).
+
+        - A reply that ended without any text (stopped before its first token, failed, timed out) means its
+          question was not answered: the pair is left out (``unanswered`` tells the window to offer a resend).
+        - A user message followed by another user message (its reply was deleted) is left out the same way;
+          two replies in a row (the question between them was deleted) are joined into one.
+        - Replies before the first user message are left out; system messages in the list join the system
+          prompt. Stopped or timed-out partial replies are kept (they are what the model said).
         """
-        out: list[dict[str, str]] = []
-        if self.system_prompt:
-            out.append({"role": "system", "content": self.system_prompt})
+        system: list[str] = [self.system_prompt] if self.system_prompt else []
+        turns: list[dict[str, str]] = []
         for m in self.messages:
             if m is upto:
                 break
-            if m.role is Role.ASSISTANT and not m.text:
-                continue
-            out.append(m.to_openai())
-        return out
+            text = m.text
+            if m.role is Role.SYSTEM:
+                if text:
+                    system.append(text)
+            elif m.role is Role.USER:
+                if turns and turns[-1]["role"] == "user":
+                    turns.pop()                  # unanswered: its reply was deleted or never came
+                turns.append({"role": "user", "content": text})
+            elif not text:
+                if turns and turns[-1]["role"] == "user":
+                    turns.pop()                  # stopped or failed before any text: the pair is left out
+            elif not turns:
+                continue                         # a reply before any question
+            elif turns[-1]["role"] == "assistant":
+                turns[-1]["content"] += "\n\n" + text
+            else:
+                turns.append({"role": "assistant", "content": text})
+        if upto is not None:
+            while turns and turns[-1]["role"] == "assistant":
+                turns.pop()                      # a reply is asked of the last question
+        head = [{"role": "system", "content": "\n\n".join(system)}] if system else []
+        return head + turns
+
+    def unanswered(self, message: Message) -> bool:
+        """True for a finished reply without any text (stopped before its first token, failed, timed out, or
+        an immediate end of turn):
+        its question is left out of later prompts, and the window offers to send it again."""
+        return message.role is Role.ASSISTANT and message.status.final and not message.text
+
+    def question_of(self, reply: Message) -> Message | None:
+        """The user message ``reply`` answers (the nearest user message before it), or None."""
+        try:
+            i = self.messages.index(reply)
+        except ValueError:
+            return None
+        for m in reversed(self.messages[:i]):
+            if m.role is Role.USER:
+                return m
+        return None

@@ -14,6 +14,7 @@ from typing import Any
 
 import platformdirs
 
+from app.core.text import decode_utf8, valid_json
 from app.core.types import GenerationParams
 
 log = logging.getLogger("brook.settings")
@@ -74,7 +75,7 @@ class AppSettings:
         type or out of range is replaced by its default (each logged), so a hand-edited file cannot stop the app."""
         path = path or config_dir() / "settings.json"
         try:
-            raw: Any = json.loads(path.read_text("utf-8"))
+            raw: Any = valid_json(json.loads(decode_utf8(path.read_bytes())))
         except FileNotFoundError:
             return cls()
         except (OSError, ValueError) as exc:

@@ -19,6 +19,7 @@ from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.core.search import SearchHit, ensure_search_index
 from app.core.search import search as search_messages
 from app.core.store_columns import ensure_columns, load_versions, versions_json
+from app.core.text import decode_utf8, valid_text
 
 log = logging.getLogger("brook.store")
 SCHEMA_VERSION = 1
@@ -65,6 +66,7 @@ class Store:
         self.problem: str | None = None      # set by open_or_recover when the history could not be used
         self.db = sqlite3.connect(str(path), isolation_level=None)
         self.db.row_factory = sqlite3.Row
+        self.db.text_factory = decode_utf8     # text written by another program may be invalid UTF-8
         self.db.execute("PRAGMA foreign_keys = ON")
         if str(path) != ":memory:":
             self.db.execute("PRAGMA journal_mode = WAL")
@@ -137,7 +139,7 @@ class Store:
         return conv.id
 
     def rename_conversation(self, conv_id: int, title: str) -> None:
-        self.db.execute("UPDATE conversations SET title = ? WHERE id = ?", (title, conv_id))
+        self.db.execute("UPDATE conversations SET title = ? WHERE id = ?", (valid_text(title), conv_id))
 
     def save_chat_settings(self, conv: Conversation) -> None:
         """Store the chat's own system prompt, preset name and sampling parameters (creates the chat if new)."""

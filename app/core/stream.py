@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.core.metrics import StreamMetrics, now
+from app.core.text import valid_text
 from app.core.types import Chunk
 
 log = logging.getLogger("brook.stream")
@@ -340,6 +341,8 @@ class TokenStream:
                     if decoder is None:
                         decoder = codecs.getincrementaldecoder("utf-8")("replace")
                     chunk = Chunk(chunk.text + decoder.decode(chunk.raw), chunk.n_tokens, chunk.finish_reason)
+                elif (text := valid_text(chunk.text)) is not chunk.text:   # a lone surrogate from an engine's JSON
+                    chunk = Chunk(text, chunk.n_tokens, chunk.finish_reason)
                 depth, waited = q.put(chunk)
                 m.on_enqueued(now(), depth, waited, len(chunk.text))
             else:

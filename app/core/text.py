@@ -1,0 +1,42 @@
+"""Text entering the core is made valid Unicode once, at the boundary.
+
+Python ``str`` can hold lone UTF-16 surrogates (U+D800–U+DFFF): JSON's ``"\\ud83d"`` escape, a clipboard from
+another program, a file read with ``errors="surrogateescape"``. Such a string cannot be encoded as UTF-8, so it
+fails later and far away (tokenizing the prompt, saving to SQLite: "surrogates not allowed"). Every boundary —
+settings, the input box and clipboard, files and imports, JSON from servers, rows of the history file — passes
+text through ``valid_text`` once; inside the core text is then always encodable.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_text(text: str) -> str:
+    """``text`` as valid Unicode: a surrogate pair written as two code points (``"\\ud83d\\ude00"``) becomes the
+    one character it encodes (😀); a lone surrogate becomes U+FFFD (the replacement character). Everything else
+    is unchanged. O(len) with one regular-expression scan; returns ``text`` itself when it was valid."""
+    if text.isascii() or _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def valid_json(value: Any) -> Any:
+    """``value`` (parsed JSON: dicts, lists, strings, numbers) with every string, keys included, passed through
+    ``valid_text``."""
+    if isinstance(value, str):
+        return valid_text(value)
+    if isinstance(value, list):
+        return [valid_json(v) for v in value]
+    if isinstance(value, dict):
+        return {valid_text(k) if isinstance(k, str) else k: valid_json(v) for k, v in value.items()}
+    return value
+
+
+def decode_utf8(data: bytes) -> str:
+    """Bytes from outside (a file, an HTTP body, a SQLite text column) as text: invalid UTF-8 sequences become
+    U+FFFD instead of raising."""
+    return data.decode("utf-8", "replace")
