@@ -16,7 +16,7 @@ import secrets
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from app.core.conversation import Conversation, Message, MessageStatus
 from app.core.errors import BrookError, GenerationTimeout
@@ -97,7 +97,8 @@ async def generate(engine: ChunkSource, scheduler: FairScheduler, conversation: 
         messages = conversation.prompt_messages(upto=reply)
         if reply.text:      # Continue: the model goes on from the partial reply (the engine ends the prompt with it)
             messages.append({"role": "assistant", "content": reply.text})
-        stream = TokenStream(lambda stop: engine.stream(messages, params, stop),
+        reply.left_out = 0
+        stream = TokenStream(lambda stop: engine.stream(_fitted(engine, messages, params, loop, reply), params, stop),
                              maxsize=settings.queue_maxsize, metrics=metrics)
         gid = reply.generation_id = stream.generation_id
         reply.stream = stream
@@ -180,6 +181,20 @@ def _with_provenance(engine: ChunkSource, params: GenerationParams) -> tuple[Gen
     return params, prov
 
 
+def _fitted(engine: ChunkSource, messages: list[dict[str, str]], params: GenerationParams,
+            loop: asyncio.AbstractEventLoop, reply: Message) -> Sequence[Mapping[str, str]]:
+    """In the worker thread: the messages that fit the engine's context window (engines with a
+    ``fit_context``); how many older ones were left out is put on ``reply.left_out`` (on the loop)."""
+    fit = getattr(engine, "fit_context", None)
+    if fit is None:
+        return messages
+    fitted = fit(messages, params)
+    left = int(getattr(fitted, "left_out", 0))
+    if left:
+        loop.call_soon_threadsafe(setattr, reply, "left_out", left)
+    return cast("Sequence[Mapping[str, str]]", fitted)
+
+
 def _fail(reply: Message, exc: BaseException) -> None:
     reply.status, reply.stop_reason = MessageStatus.ERROR, "error"
     if isinstance(exc, BrookError):
@@ -197,7 +212,7 @@ def _finish_metrics(loop: asyncio.AbstractEventLoop, reply: Message, metrics: St
     """Store the summary now; when chunks are still unpainted or the worker is still running, store it again
     (final: paint stamps, stop latency) once the tick has painted them and the worker has returned, or after
     ``paint_grace_s`` at the latest, then ``notify`` once more. Exactly one debug log line per reply."""
-    reply.metrics = metrics.summary().as_dict()
+    reply.metrics = _with_left_out(metrics.summary().as_dict(), reply)
     waiting = {"paint": not metrics.caught_up,
                "worker": stream is not None and stream.worker_done is not None and not stream.worker_done.done()}
     timer: list[asyncio.TimerHandle] = []
@@ -213,7 +228,7 @@ def _finish_metrics(loop: asyncio.AbstractEventLoop, reply: Message, metrics: St
             h.cancel()
         s = metrics.summary()
         if reply.stream_metrics is metrics:    # not already reused for a newer generation
-            reply.metrics = s.as_dict()
+            reply.metrics = _with_left_out(s.as_dict(), reply)
         log.debug("reply %s gen %s %s: %s", reply.id, reply.generation_id, reply.status.value, s.log_line())
         if renotify and reply.stream_metrics is metrics:
             notify(reply)
@@ -234,6 +249,12 @@ def _finish_metrics(loop: asyncio.AbstractEventLoop, reply: Message, metrics: St
         assert stream is not None and stream.worker_done is not None
         stream.worker_done.add_done_callback(lambda _f: settled("worker"))
     timer.append(loop.call_later(settings.paint_grace_s, finalize, True))
+
+
+def _with_left_out(summary: dict[str, Any], reply: Message) -> dict[str, Any]:
+    if reply.left_out:
+        summary["left_out"] = reply.left_out     # kept with the reply's figures in the history
+    return summary
 
 
 async def shutdown(tasks: Iterable[asyncio.Future[Any]], engines: Iterable[Any] = (), *,

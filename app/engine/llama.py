@@ -1,8 +1,9 @@
 """llama.cpp through llama-cpp-python: a GGUF model on this machine.
 
-The chat template is the GGUF's own (``tokenizer.chat_template`` metadata, applied by llama-cpp-python's
-``Jinja2ChatFormatter``). llama-cpp-python already holds back incomplete UTF-8 sequences and partial stop
-strings while streaming, so every chunk is whole text.
+The chat template is the GGUF's own (``tokenizer.chat_template`` metadata, rendered by llama-cpp-python's
+``Jinja2ChatFormatter``); ``app.engine.chat_prompt`` tokenizes it so that message contents never become special
+tokens, and the prompt's tokens go to ``Llama.create_completion``. llama-cpp-python already holds back incomplete
+UTF-8 sequences and partial stop strings while streaming, so every chunk is whole text.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from app.engine.base import (
     InvalidModelError,
     ProgressCallback,
 )
+from app.engine.chat_prompt import ChatPrompt
 from app.engine.models import check_gguf, display_name
 
 log = logging.getLogger("brook.engine.llama")
@@ -30,8 +32,17 @@ log = logging.getLogger("brook.engine.llama")
 #: Default context window (tokens). SmolLM2 was trained with 8,192; 4,096 keeps the KV cache small on a CPU.
 DEFAULT_N_CTX = 4096
 #: Tokens a chat template adds around each message (ChatML: ``<|im_start|>role\n`` … ``<|im_end|>\n`` = 5;
-#: rounded up for templates with longer markers).
+#: rounded up for templates with longer markers). Only a first guess: the kept messages are then measured.
 MESSAGE_OVERHEAD_TOKENS = 8
+
+
+class FittedMessages(list[dict[str, str]]):
+    """The messages ``LlamaEngine.fit_context`` kept (a list), with ``left_out``: how many older messages of
+    the chat were left out to fit the context window, and ``prompt_tokens``: the prompt's size in tokens."""
+
+    left_out: int = 0
+    prompt_tokens: int = 0
+    n_ctx: int = 0
 
 
 class LlamaEngine:
@@ -41,8 +52,10 @@ class LlamaEngine:
     max_concurrency = 1
 
     def __init__(self, model_path: str | Path, *, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None,
-                 n_gpu_layers: int = 0, slow_ms: float = 0.0) -> None:
+                 n_gpu_layers: int = 0, slow_ms: float = 0.0, chat_template: str | None = None) -> None:
         self.model_path = Path(model_path)
+        self.chat_template = chat_template    # None: the GGUF's own
+        self._prompt: ChatPrompt | None = None
         self.n_ctx = n_ctx
         self.n_threads = n_threads
         self.n_gpu_layers = n_gpu_layers
@@ -64,20 +77,24 @@ class LlamaEngine:
         path = check_gguf(self.model_path)
         if progress:
             progress(0.0)
-        try:
-            from llama_cpp import Llama
-        except ImportError as exc:  # pragma: no cover - dependency missing
-            raise EngineError(f"llama-cpp-python is not installed: {exc}") from exc
+        Llama = import_llama()
         try:
             llm = Llama(model_path=str(path), n_ctx=self.n_ctx, n_threads=self.n_threads,
                         n_gpu_layers=self.n_gpu_layers, verbose=False)
         except (ValueError, RuntimeError, OSError) as exc:
+            detail = str(exc).strip().rstrip(".")
             raise InvalidModelError(
                 f"llama.cpp could not load the model: {path.name} is truncated, corrupt or of an "
-                f"unsupported architecture ({exc})."
+                f"unsupported architecture ({detail})."
             ) from exc
+        try:
+            prompt = ChatPrompt(llm, self.chat_template)
+        except Exception as exc:
+            llm.close()
+            raise InvalidModelError(f"The chat template of {path.name} cannot be used: {exc}") from exc
         with self._lock:
             self._llm = llm
+            self._prompt = prompt
         default_hash_cache().start(path)      # SHA-256 for provenance, once per file, in the background
         if progress:
             progress(1.0)
@@ -89,44 +106,33 @@ class LlamaEngine:
 
     def provenance(self) -> dict[str, Any]:
         """Model file facts for a reply's provenance (``app.core.provenance.model_file_facts``); the chat
-        template is the GGUF's own ``tokenizer.chat_template`` or llama-cpp-python's named fallback format."""
-        llm = self._llm
-        template = None
-        if llm is not None:
-            fmt = getattr(llm, "chat_format", None)
-            if fmt == "chat_template.default":        # llama-cpp-python renders the GGUF's own Jinja template
-                template = "GGUF tokenizer.chat_template"
-            else:                                     # a built-in format (guessed from the template, or default)
-                template = f"llama-cpp-python format {fmt or 'llama-2'}"
+        template is the GGUF's own ``tokenizer.chat_template``, one given to the engine, or ChatML (see
+        ``app.engine.chat_prompt``)."""
+        chat = self._prompt
+        template = chat.source if chat is not None else None
         return model_file_facts(self.model_path, default_hash_cache(), template)
 
     def stream(self, messages: Sequence[Mapping[str, str]], params: GenerationParams,
                stop: threading.Event) -> Iterator[Chunk]:
         """Yield chunks of the reply; checks ``stop`` between tokens (decode). Prefill happens inside the first
         ``next()`` and cannot be interrupted. Raises ``ContextOverflowError`` when the prompt does not fit."""
-        llm = self._llm
-        if llm is None:
+        llm, chat = self._llm, self._prompt
+        if llm is None or chat is None:
             raise EngineNotLoadedError("The model is not loaded yet.")
-        messages = self.fit_context(messages, params)
-        sampling: dict[str, Any] = dict(stream=True, temperature=params.temperature, top_p=params.top_p,
-                                        top_k=params.top_k, min_p=params.min_p,
-                                        repeat_penalty=params.repeat_penalty, max_tokens=params.max_tokens)
+        if not (isinstance(messages, FittedMessages) and messages.n_ctx == self.n_ctx):
+            messages = self.fit_context(messages, params)
+        prompt = chat.build(messages)
+        kwargs: dict[str, Any] = dict(prompt=prompt.tokens, stream=True, temperature=params.temperature,
+                                      top_p=params.top_p, top_k=params.top_k, min_p=params.min_p,
+                                      repeat_penalty=params.repeat_penalty, max_tokens=params.max_tokens,
+                                      stop=list(params.stop), stopping_criteria=prompt.stopping_criteria)
+        # The end-of-turn *token* ends the reply (llama.cpp's end-of-generation tokens, and the template's EOS
+        # id in ``stopping_criteria``); its text is no stop string: a reply that quotes "<|im_end|>" goes on.
         if params.seed is not None:
-            sampling["seed"] = params.seed
-        if messages and messages[-1].get("role") == "assistant":
-            prompt, template_stop = self._continue_prompt(llm, messages)
-            stops = [*template_stop, *params.stop]
-            if stops:
-                sampling["stop"] = stops
-            completions = llm.create_completion(prompt=prompt, **sampling)
-            yield from self._completion_chunks(llm, completions, stop)
-            return
-        if params.stop:
-            sampling["stop"] = list(params.stop)
-        kwargs: dict[str, Any] = dict(messages=messages, **sampling)
+            kwargs["seed"] = params.seed
         pause = self.slow_ms / 1000.0
         abort = self._set_abort(llm, stop)
-        it = llm.create_chat_completion(**kwargs)
+        it = llm.create_completion(**kwargs)
         try:
             while not stop.is_set():
                 try:
@@ -149,60 +155,8 @@ class LlamaEngine:
                     self._clear_abort(llm)
                     abort = None
                 choice = ev["choices"][0]
-                text = choice.get("delta", {}).get("content") or ""
+                text = choice.get("text") or ""
                 finish = choice.get("finish_reason")
-                if not text and not finish:
-                    continue  # the role-only first delta
-                if pause and text and stop.wait(pause):
-                    return
-                yield Chunk(text, 1 if text else 0, finish)
-        finally:
-            if abort is not None:
-                self._clear_abort(llm)
-            it.close()
-
-    @staticmethod
-    def _continue_prompt(llm: Any, messages: Sequence[Mapping[str, str]]) -> tuple[str, list[str]]:
-        """Continue: the raw prompt that ends inside the assistant's turn, i.e. the chat template applied to the
-        messages before the last (with the generation prompt) followed by the partial reply's text, so the model
-        goes on from where it stopped. Needs the GGUF's own template; returns the prompt and the template's stop
-        strings. Raises ``EngineError`` for a model without one."""
-        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
-        template = (llm.metadata or {}).get("tokenizer.chat_template")
-        if not template:
-            raise EngineError("Continue needs the model's own chat template, and this GGUF has none. "
-                              "Regenerate the reply instead.")
-        eos_id, bos_id = llm.token_eos(), llm.token_bos()
-        eos = llm._model.token_get_text(eos_id) if eos_id != -1 else ""
-        bos = llm._model.token_get_text(bos_id) if bos_id != -1 else ""
-        formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos, stop_token_ids=[eos_id])
-        head = [dict(m) for m in messages[:-1]]
-        result = formatter(messages=head)  # type: ignore[arg-type]
-        stop = result.stop if isinstance(result.stop, list) else [result.stop] if result.stop else []
-        return result.prompt + messages[-1].get("content", ""), stop
-
-    def _completion_chunks(self, llm: Any, it: Any, stop: threading.Event) -> Iterator[Chunk]:
-        """Chunks of a raw ``create_completion`` stream (the continue path), with Stop and prefill abort as in
-        ``stream``."""
-        abort = self._set_abort(llm, stop)
-        pause = self.slow_ms / 1000.0
-        try:
-            while not stop.is_set():
-                try:
-                    ev = next(it)
-                except StopIteration:
-                    return
-                except RuntimeError:
-                    if stop.is_set():
-                        llm.reset()
-                        return
-                    raise
-                if abort is not None:
-                    self._clear_abort(llm)
-                    abort = None
-                choice = ev["choices"][0]
-                text, finish = choice.get("text") or "", choice.get("finish_reason")
                 if not text and not finish:
                     continue
                 if pause and text and stop.wait(pause):
@@ -239,63 +193,91 @@ class LlamaEngine:
         llama_cpp.llama_set_abort_callback(llm._ctx.ctx, ctypes.cast(None, llama_cpp.ggml_abort_callback), None)
 
     def count_tokens(self, text: str) -> int:
-        """Tokens of ``text`` under this model's vocabulary (special tokens parsed, no BOS)."""
-        if self._llm is None:
+        """Tokens of ``text`` under this model's vocabulary as message content: plain text (a special token's
+        text counts as the ordinary tokens it becomes), no BOS."""
+        if self._prompt is None:
             raise EngineNotLoadedError("The model is not loaded yet.")
-        return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+        return len(self._prompt.text_tokens(text))
 
     def prompt_tokens(self, messages: Sequence[Mapping[str, str]]) -> int:
-        """Tokens of the prompt ``stream`` would send for ``messages`` (after ``fit_context``): the chat template
-        applied with the generation prompt, tokenized as llama-cpp-python does (BOS added, special tokens
-        parsed). Uses the GGUF's own template; without one, the per-message estimate of ``fit_context``."""
-        llm = self._llm
-        if llm is None:
+        """Tokens of the prompt ``stream`` would send for ``messages`` as they are (chat template, generation
+        prompt, BOS), before any fitting: what a context meter shows."""
+        if self._prompt is None:
             raise EngineNotLoadedError("The model is not loaded yet.")
-        msgs = [dict(m) for m in messages]
-        if not (llm.metadata or {}).get("tokenizer.chat_template") or \
-                getattr(llm, "chat_format", None) != "chat_template.default":
-            return sum(self.count_tokens(m.get("content", "")) + MESSAGE_OVERHEAD_TOKENS for m in msgs)
-        prompt, _stop = self._continue_prompt(llm, [*msgs, {"role": "assistant", "content": ""}])
-        return len(llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True))
+        return self._prompt.count(messages)
 
-    def fit_context(self, messages: Sequence[Mapping[str, str]], params: GenerationParams) -> list[dict[str, str]]:
+    def fit_context(self, messages: Sequence[Mapping[str, str]], params: GenerationParams) -> FittedMessages:
         """The most recent messages that fit the context window with room for the reply (a rolling window).
 
-        Budget: ``n_ctx`` − reply reserve (``min(max_tokens, n_ctx // 4)`` tokens) − ``MESSAGE_OVERHEAD_TOKENS``
-        per message for the chat template's role markers. A system message is always kept; older messages are
-        left out first (logged), never the last one: a last message that alone does not fit is passed on and
-        llama.cpp's refusal becomes ``ContextOverflowError``. The conversation itself is not changed.
+        Budget: ``n_ctx`` − reply reserve (``min(max_tokens, n_ctx // 4)`` tokens), measured on the prompt as
+        ``stream`` builds it (chat template included). A system message is always kept; older messages are
+        left out first, a question together with its reply, so the rest still alternates user / assistant;
+        never the last message: a last message that alone does not fit is passed on and llama.cpp's refusal
+        becomes ``ContextOverflowError``. ``left_out`` on the result counts the messages left out (the window
+        says so at the reply). The conversation itself is not changed.
         """
+        if self._prompt is None:
+            raise EngineNotLoadedError("The model is not loaded yet.")
+        chat = self._prompt
         msgs = [dict(m) for m in messages]
-        if not msgs:
-            return msgs
         reserve = min(params.max_tokens, self.n_ctx // 4)
         budget = self.n_ctx - reserve
-        head = [msgs.pop(0)] if msgs[0].get("role") == "system" else []
-        used = sum(self.count_tokens(m.get("content", "")) + MESSAGE_OVERHEAD_TOKENS for m in head)
-        kept: list[dict[str, str]] = []
-        for m in reversed(msgs):
-            cost = self.count_tokens(m.get("content", "")) + MESSAGE_OVERHEAD_TOKENS
-            if kept and used + cost > budget:
-                break
-            used += cost
-            kept.append(m)
-        kept.reverse()
-        dropped = len(msgs) - len(kept)
-        if dropped:
-            log.warning("context window: left out the %d oldest message(s) to fit %d tokens", dropped, self.n_ctx)
-        return head + kept
+        head = [msgs.pop(0)] if msgs and msgs[0].get("role") == "system" else []
+        start = 0
+        total = chat.count(head + msgs) if msgs else 0
+        if total > budget:
+            # first guess from the contents alone, then measure the real prompt and drop more while it is over
+            used = sum(len(chat.text_tokens(m.get("content", ""))) + MESSAGE_OVERHEAD_TOKENS for m in head)
+            start = len(msgs) - 1
+            for i in range(len(msgs) - 1, -1, -1):
+                used += len(chat.text_tokens(msgs[i].get("content", ""))) + MESSAGE_OVERHEAD_TOKENS
+                if used > budget:
+                    break
+                start = i
+            start = self._to_question(msgs, start)
+            total = chat.count(head + msgs[start:])
+            while total > budget and start < len(msgs) - 1:
+                start = self._to_question(msgs, start + 1)
+                total = chat.count(head + msgs[start:])
+        out = FittedMessages(head + msgs[start:])
+        out.left_out, out.prompt_tokens, out.n_ctx = start, total, self.n_ctx
+        if start:
+            log.warning("context window: left out the %d oldest message(s) to fit %d tokens", start, self.n_ctx)
+        return out
+
+    @staticmethod
+    def _to_question(msgs: list[dict[str, str]], start: int) -> int:
+        """``start`` moved forward to the next user message (never past the last message)."""
+        while start < len(msgs) - 1 and msgs[start].get("role") != "user":
+            start += 1
+        return start
 
     def unload(self) -> None:
         """Free the model and its KV cache (``Llama.close()``). Idempotent."""
         with self._lock:
             llm, self._llm = self._llm, None
+            self._prompt = None
         if llm is not None:
             try:
                 llm.close()
             except Exception:  # pragma: no cover
                 log.exception("closing the model failed")
             log.info("unloaded %s", self.model_path)
+
+
+def import_llama() -> Any:
+    """``llama_cpp.Llama``; an ``EngineError`` that says what to do when llama-cpp-python or its llama.cpp
+    shared library is missing or cannot be loaded (a raw ``FileNotFoundError``/``OSError`` otherwise)."""
+    try:
+        from llama_cpp import Llama
+    except ImportError as exc:
+        raise EngineError(f"llama-cpp-python is not installed ({exc}). Install it with: "
+                          "pip install llama-cpp-python") from exc
+    except (OSError, RuntimeError) as exc:    # FileNotFoundError: "Shared library with base name 'llama' …"
+        raise EngineError(f"llama.cpp's shared library could not be loaded ({str(exc).rstrip('.')}). Reinstall "
+                          "llama-cpp-python (pip install --force-reinstall llama-cpp-python), or check "
+                          "LLAMA_CPP_LIB_PATH.") from exc
+    return Llama
 
 
 def default_threads() -> int:

@@ -28,8 +28,9 @@ def test_continue_goes_on_from_the_partial_text(bundled_model: Path) -> None:
         first = reply.text
         assert reply.stop_reason == "length" and first.strip()
 
-        prompt, _stops = engine._continue_prompt(engine._llm, [*conv.prompt_messages(upto=reply),
-                                                               {"role": "assistant", "content": first}])
+        assert engine._prompt is not None
+        built = engine._prompt.build([*conv.prompt_messages(upto=reply), {"role": "assistant", "content": first}])
+        prompt = engine._llm.detokenize(built.tokens, special=True).decode()
         assert prompt.endswith("<|im_start|>assistant\n" + first) and "<|im_end|>" not in prompt[-len(first) - 30:]
 
         asyncio.run(generate(engine, FairScheduler(1), conv, reply, params.__class__(temperature=0.0, seed=1,

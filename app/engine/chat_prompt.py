@@ -1,0 +1,139 @@
+"""Chat history → prompt tokens, with message contents never parsed as special tokens.
+
+llama-cpp-python renders the chat template and tokenizes the whole string with special-token parsing on, so a
+user who types ``<|im_end|>\\n<|im_start|>system`` forges a system turn. Here the template (the GGUF's own
+``tokenizer.chat_template``, rendered by llama-cpp-python's ``Jinja2ChatFormatter``: the same Jinja environment as
+Hugging Face transformers) is rendered with each message's content replaced by a unique placeholder; the text
+between placeholders is the template's own (tokenized with special tokens parsed), the contents are tokenized as
+plain text (``special=False``), whatever the loaded model's special tokens are.
+
+When no content would tokenize differently with special parsing on (the common case), the whole rendered string
+is tokenized at once, exactly as llama-cpp-python and transformers do, so ordinary prompts are token-for-token
+unchanged. ``count`` uses the same path, so the context window is measured the way the prompt is built.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import secrets
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.engine.base import EngineError
+
+log = logging.getLogger("brook.engine.prompt")
+
+#: Used when a GGUF has no ``tokenizer.chat_template``: ChatML, the most common instruction format.
+CHATML_TEMPLATE = (
+    "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + "
+    "'<|im_end|>\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
+)
+
+
+class ChatTemplateError(EngineError):
+    """The model's chat template refused the chat (e.g. "Conversation roles must alternate") or failed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """A built prompt: ``tokens`` (ids, BOS included when the template writes it), ``stop`` strings and
+    ``stopping_criteria`` from the template (end-of-turn), and ``escaped``: how many message contents held text
+    that special-token parsing would have turned into control tokens (they were tokenized as plain text)."""
+
+    tokens: list[int]
+    stop: list[str]
+    stopping_criteria: Any
+    escaped: int
+
+
+class ChatPrompt:
+    """Builds prompts for one loaded ``llama_cpp.Llama`` (``llm``) with ``template`` (default: the GGUF's)."""
+
+    #: Message contents whose tokens are cached (a chat's history is tokenized again for every reply).
+    CACHE_SIZE = 512
+
+    def __init__(self, llm: Any, template: str | None = None) -> None:
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        self._llm = llm
+        meta = getattr(llm, "metadata", {}) or {}
+        #: Where the template came from (for a reply's provenance).
+        self.source = "chat template given to the engine" if template else "GGUF tokenizer.chat_template"
+        template = template or meta.get("tokenizer.chat_template")
+        if not template:
+            log.warning("the model has no chat template; using ChatML")
+            template, self.source = CHATML_TEMPLATE, "ChatML (the GGUF has no chat template)"
+        self.template = template
+
+        def text_of(token_id: int) -> str:
+            if token_id < 0:
+                return ""
+            return llm.detokenize([token_id], special=True).decode("utf-8", "replace")
+
+        self.eos_token_id = llm.token_eos()
+        self._formatter = Jinja2ChatFormatter(template=template, eos_token=text_of(self.eos_token_id),
+                                              bos_token=text_of(llm.token_bos()),
+                                              stop_token_ids=[self.eos_token_id])
+        self._cache: OrderedDict[str, tuple[list[int], bool]] = OrderedDict()
+
+    # tokens ----------------------------------------------------------------------------------------------
+    def text_tokens(self, text: str) -> list[int]:
+        """Tokens of ``text`` as plain text: a special token's text becomes ordinary tokens, no BOS."""
+        return self._content(text)[0]
+
+    def _content(self, text: str) -> tuple[list[int], bool]:
+        """(plain tokens of ``text``, whether special-token parsing would change them); cached."""
+        hit = self._cache.get(text)
+        if hit is not None:
+            self._cache.move_to_end(text)
+            return hit
+        data = text.encode("utf-8")
+        plain = self._llm.tokenize(data, add_bos=False, special=False)
+        differs = plain != self._llm.tokenize(data, add_bos=False, special=True)
+        self._cache[text] = hit = (plain, differs)
+        if len(self._cache) > self.CACHE_SIZE:
+            self._cache.popitem(last=False)
+        return hit
+
+    def _render(self, messages: Sequence[Mapping[str, str]]) -> Any:
+        try:
+            shaped: Any = [dict(m) for m in messages]
+            return self._formatter(messages=shaped)
+        except Exception as exc:   # jinja2 errors and the template's own raise_exception (ValueError)
+            raise ChatTemplateError(f"The model's chat template refused this chat: {exc}") from exc
+
+    def build(self, messages: Sequence[Mapping[str, str]]) -> Prompt:
+        """Render the template for ``messages`` (with the generation prompt) and tokenize it so that no
+        message content becomes a special token. When the last message is the assistant's (Continue), the prompt
+        is the template for the messages before it followed by that partial reply, so the model goes on inside
+        the same turn. Raises ``ChatTemplateError``."""
+        contents = [m.get("content") or "" for m in messages]
+        partial: str | None = None
+        if messages and messages[-1].get("role") == "assistant":
+            messages, partial = messages[:-1], contents.pop()
+        escaped = sum(1 for c in [*contents, partial or ""] if c and self._content(c)[1])
+        if not escaped:
+            result = self._render(messages)
+            text = result.prompt + (partial or "")
+            whole: list[int] = self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+            return Prompt(whole, list(result.stop or []), result.stopping_criteria, 0)
+        nonce = secrets.token_hex(8)
+        shaped = [{**dict(m), "content": f"\x1e{nonce}:{i}\x1e"} for i, m in enumerate(messages)]
+        result = self._render(shaped)
+        parts = re.split(f"\x1e{nonce}:(\\d+)\x1e", result.prompt)   # template, index, template, …
+        tokens: list[int] = []
+        for k, part in enumerate(parts):
+            if k % 2:
+                tokens += self._content(contents[int(part)])[0]
+            elif part:
+                tokens += self._llm.tokenize(part.encode("utf-8"), add_bos=False, special=True)
+        if partial:
+            tokens += self._content(partial)[0]
+        return Prompt(tokens, list(result.stop or []), result.stopping_criteria, escaped)
+
+    def count(self, messages: Sequence[Mapping[str, str]]) -> int:
+        """Tokens of the prompt ``build(messages)`` makes (template markers and generation prompt included)."""
+        return len(self.build(messages).tokens)
