@@ -50,22 +50,6 @@ def _n_ctx(value: str) -> int:
     return n
 
 
-def setup_logging(debug: bool) -> None:
-    from app.core.settings import log_dir
-
-    level = logging.DEBUG if debug else logging.INFO
-    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
-    handlers[0].setLevel(level if debug else logging.WARNING)
-    try:
-        fh = logging.FileHandler(log_dir() / "brook.log", encoding="utf-8")
-        fh.setLevel(logging.DEBUG)
-        handlers.append(fh)
-    except OSError:  # a read-only data folder must not stop the app
-        pass
-    logging.basicConfig(level=logging.DEBUG, handlers=handlers,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-
-
 def install_excepthook() -> None:
     """Log unexpected exceptions instead of letting Qt abort; the window stays up (DESIGN §6)."""
 
@@ -96,6 +80,8 @@ def make_engine(args: argparse.Namespace, settings: object):
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from app.logs import setup_logging
+
     setup_logging(args.debug)
     install_excepthook()
     if args.export is not None or args.import_file is not None:
