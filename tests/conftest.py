@@ -1,4 +1,5 @@
-"""Shared test configuration: Qt runs offscreen, data and config folders point at tmp_path."""
+"""Shared test configuration: Qt runs offscreen, data and config folders point at tmp_path, GUI tests are
+marked ``gui`` automatically (``pytest -m "not gui"`` runs the rest without Qt). Helpers: ``tests/helpers``."""
 
 from __future__ import annotations
 
@@ -7,10 +8,26 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import CORPUS
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / "shared" / "corpus"
+#: Fixtures that mean a test drives Qt (pytest-qt's and ours).
+GUI_FIXTURES = frozenset({"qapp", "qtbot", "qloop", "_session_qloop"})
+#: Test folders whose every test drives Qt (widgets, the window, the app as a process).
+GUI_FOLDERS = ("ui", "e2e")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark ``gui`` every test that uses a Qt fixture or lives in a GUI folder."""
+    tests_dir = Path(__file__).resolve().parent
+    for item in items:
+        try:
+            folder = item.path.resolve().relative_to(tests_dir).parts[0]
+        except ValueError:
+            folder = ""
+        if GUI_FIXTURES & set(getattr(item, "fixturenames", ())) or folder in GUI_FOLDERS:
+            item.add_marker(pytest.mark.gui)
 
 
 @pytest.fixture(scope="session")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
@@ -35,14 +36,20 @@ class Coalescer(QObject):
     """Adaptive QTimer tick over the replies that are streaming.
 
     Signals: ``painted(reply, n_chunks)`` after a tick painted new text of ``reply``.
-    ``ticks`` counts ticks that painted new text (all replies); ``tick_costs_ms`` keeps the last costs.
+    ``ticks`` counts ticks that painted new text (all replies); ``last_tick_ms`` is the cost of the last one.
+
+    ``timer`` (tests) replaces the ``QTimer``: any object with ``timeout`` (a signal), ``setInterval``,
+    ``setTimerType``, ``start``, ``stop`` and ``isActive``; ``clock`` (seconds, default ``time.perf_counter``)
+    times the ticks, so a test can make a tick cost what it wants.
     """
 
     painted = Signal(object, int)
 
-    def __init__(self, parent: QObject | None = None) -> None:
+    def __init__(self, parent: QObject | None = None, *, timer: Any = None,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
         super().__init__(parent)
-        self._timer = QTimer(self)
+        self._clock = clock
+        self._timer = timer if timer is not None else QTimer(self)
         self._timer.setTimerType(Qt.TimerType.PreciseTimer)
         self._timer.setInterval(MIN_INTERVAL_MS)
         self._timer.timeout.connect(self.tick)
@@ -86,11 +93,11 @@ class Coalescer(QObject):
         text, n = t.reply.take_new()
         if not text and not n:
             return 0
-        t0 = time.perf_counter()
+        t0 = self._clock()
         if text:
             t.feed(text)
         t.paint()
-        t1 = time.perf_counter()
+        t1 = self._clock()
         rid = t.reply.id
         self._painted_chunks[rid] = self._painted_chunks.get(rid, 0) + n
         metrics = t.reply.stream_metrics
@@ -100,12 +107,12 @@ class Coalescer(QObject):
         return n
 
     def tick(self) -> None:
-        t0 = time.perf_counter()
+        t0 = self._clock()
         any_painted = False
         for t in list(self._targets.values()):
             if not t.frozen and self._paint(t):
                 any_painted = True
-        cost_ms = (time.perf_counter() - t0) * 1000.0
+        cost_ms = (self._clock() - t0) * 1000.0
         if any_painted:
             self.ticks += 1
             self.last_tick_ms = cost_ms

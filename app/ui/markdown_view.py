@@ -128,6 +128,8 @@ class MarkdownView(QTextBrowser):
         self._probe_heights: dict[int, int] = {}
         self._fmt_cache: dict[str, tuple[QTextBlockFormat, QTextCharFormat]] = {}
         self._expanded = True  # thinking section shown while the model reasons
+        self.pieces_inserted = 0  # top-level pieces inserted into the document so far (public counter)
+        self.html_chars_inserted = 0  # and their HTML length (what a refresh cost in insertHtml)
         self._user_toggled = False
         self._reset_state()
         self._version = self.renderer.version
@@ -259,6 +261,8 @@ class MarkdownView(QTextBrowser):
         html = html.strip()
         if not html:
             return
+        self.pieces_inserted += 1
+        self.html_chars_inserted += len(html)
         if cursor.position() == 0 and self.document().characterCount() <= 1:
             cursor.insertHtml(html)
             return

@@ -14,11 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.core.markdown import IncrementalMarkdown, render_markdown
+from tests.helpers import ANSWERS, CORPUS
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 _SPEC = CORPUS / "commonmark.json"
 _EXAMPLES = json.loads(_SPEC.read_text(encoding="utf-8")) if _SPEC.is_file() else []
-_ANSWERS = sorted((CORPUS / "answers").glob("*.md")) if CORPUS.is_dir() else []
+_ANSWERS = ANSWERS
 
 # markdown-it-py raises the recursion limit on first use; do it before hypothesis starts watching it.
 render_markdown("*warm up*")

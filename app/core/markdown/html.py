@@ -223,6 +223,7 @@ class HtmlRenderer(RendererHTML):
         self.copy_prefix = copy_prefix
         self.cache = cache
         self._ctx = RenderContext(0)
+        self.rows_rendered = 0  # table rows rendered so far (a public counter: tests and benchmarks)
 
     def render_groups(self, groups: list[list[Token]], code_base: int,
                       table_slice: TableSlice | None = None) -> tuple[list[str], list[str]]:
@@ -350,6 +351,7 @@ class HtmlRenderer(RendererHTML):
 
     def tr_open(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
         self._ctx.tables[-1].col = 0
+        self.rows_rendered += 1
         return "<tr>\n"
 
     def tr_close(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:

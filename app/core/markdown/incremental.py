@@ -136,6 +136,12 @@ class MarkdownStream:
         return "".join(self._stable) + self.tail_html
 
     @property
+    def rows_rendered(self) -> int:
+        """Table rows rendered so far, all renders together (a public counter: an open table must cost its new
+        rows per render, not all of them)."""
+        return self._renderer.rows_rendered
+
+    @property
     def version(self) -> int:
         """Grows whenever a render may have changed ``stable_blocks`` or ``tail_blocks``."""
         return self._version
@@ -410,6 +416,11 @@ class IncrementalMarkdown:
     def tail_blocks(self) -> list[str]:
         """The open tail split into its top-level blocks: ``"".join(tail_blocks) == tail_html``."""
         return self._answer.tail_blocks
+
+    @property
+    def rows_rendered(self) -> int:
+        """Table rows rendered so far by the answer and the reasoning section (a public counter)."""
+        return self._answer.rows_rendered + (self.thinking.rows_rendered if self.thinking is not None else 0)
 
     @property
     def version(self) -> int:
