@@ -643,8 +643,24 @@
         <translation>GPU 层数</translation>
     </message>
     <message>
+        <source> min</source>
+        <translation> 分钟</translation>
+    </message>
+    <message>
+        <source>never</source>
+        <translation>从不</translation>
+    </message>
+    <message>
+        <source>Unload the model after this long without a reply, to free its memory; the next message loads it again.</source>
+        <translation>超过这段时间没有回复时卸载模型以释放内存；发送下一条消息时会重新加载。</translation>
+    </message>
+    <message>
         <source>Models folder</source>
         <translation>模型文件夹</translation>
+    </message>
+    <message>
+        <source>Unload when idle</source>
+        <translation>空闲时卸载模型</translation>
     </message>
     <message>
         <source>Time limits</source>
@@ -675,8 +691,8 @@
         <translation>跟随系统语言</translation>
     </message>
     <message>
-        <source>Language of Brook&apos;s windows (applies at once).</source>
-        <translation>Brook 界面的语言（立即生效）。</translation>
+        <source>Language of Brook&apos;s windows (from the next start).</source>
+        <translation>Brook 界面的语言（下次启动时生效）。</translation>
     </message>
     <message>
         <source>Follow the system</source>

@@ -88,7 +88,12 @@ class SettingsDialog(QDialog):
         mform.addRow(self.tr("Context window (next model load)"), self.n_ctx)
         mform.addRow(self.tr("CPU threads"), self.n_threads)
         mform.addRow(self.tr("GPU layers"), self.n_gpu_layers)
+        self.idle = spin(0, 1440, int(settings.idle_unload_minutes), self.tr(" min"))
+        self.idle.setSpecialValueText(self.tr("never"))
+        self.idle.setToolTip(self.tr("Unload the model after this long without a reply, to free its memory; the "
+                                     "next message loads it again."))
         mform.addRow(self.tr("Models folder"), self.models_dir)
+        mform.addRow(self.tr("Unload when idle"), self.idle)
         right.addWidget(model)
 
         timing = QGroupBox(self.tr("Time limits"))
@@ -108,7 +113,7 @@ class SettingsDialog(QDialog):
         self.language.addItem("English", "en")
         self.language.addItem("简体中文", "zh_CN")
         self.language.setCurrentIndex(max(0, self.language.findData(settings.language)))
-        self.language.setToolTip(self.tr("Language of Brook's windows (applies at once)."))
+        self.language.setToolTip(self.tr("Language of Brook's windows (from the next start)."))
         self.theme = QComboBox()
         self.theme.addItem(self.tr("Follow the system"), "system")
         self.theme.addItem(self.tr("Light"), "light")
@@ -137,6 +142,7 @@ class SettingsDialog(QDialog):
         self.n_threads.setValue(d.n_threads or 0)
         self.n_gpu_layers.setValue(d.n_gpu_layers)
         self.models_dir.setText(d.models_dir or "")
+        self.idle.setValue(int(d.idle_unload_minutes))
         self.first_token.setValue(d.first_token_timeout_s)
         self.total.setValue(d.total_timeout_s)
         self.language.setCurrentIndex(max(0, self.language.findData(d.language)))
@@ -148,4 +154,4 @@ class SettingsDialog(QDialog):
                        n_ctx=self.n_ctx.value(), system_prompt=self.system_prompt.toPlainText().strip(),
                        n_threads=self.n_threads.value() or None, n_gpu_layers=self.n_gpu_layers.value(),
                        models_dir=self.models_dir.text().strip() or None, language=self.language.currentData(),
-                       theme=self.theme.currentData())
+                       theme=self.theme.currentData(), idle_unload_minutes=float(self.idle.value()))

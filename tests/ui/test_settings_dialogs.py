@@ -13,7 +13,8 @@ from app.ui.settings_dialog import SettingsDialog
 def test_settings_round_trip_every_field_and_restore_defaults(qtbot) -> None:
     s = AppSettings(generation=GenerationParams(temperature=0.3, top_k=7, min_p=0.2, repeat_penalty=1.2,
                                                 max_tokens=99, seed=3, stop=("END", "###")),
-                    n_threads=4, language="zh_CN", theme="dark", models_dir="/m", preset="Precise")
+                    n_threads=4, language="zh_CN", theme="dark", models_dir="/m", preset="Precise",
+                    idle_unload_minutes=15.0)
     dlg = SettingsDialog(s)
     qtbot.addWidget(dlg)
     out = dlg.result_settings()
