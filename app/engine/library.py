@@ -41,6 +41,19 @@ class ModelInfo:
     context_length: int | None = None
     has_chat_template: bool = False
     broken: str | None = None
+    n_layers: int | None = None        # {arch}.block_count
+    n_embd: int | None = None          # {arch}.embedding_length
+    n_head: int | None = None          # {arch}.attention.head_count
+    n_head_kv: int | None = None       # {arch}.attention.head_count_kv (grouped-query attention; = n_head if absent)
+
+    def kv_cache_bytes(self, n_ctx: int, bytes_per_value: int = 2) -> int | None:
+        """Memory of the KV cache for a context window of ``n_ctx`` tokens: keys and values (2) × layers ×
+        tokens × KV width (``n_embd ÷ n_head × n_head_kv``) × ``bytes_per_value`` (2: llama.cpp's default F16
+        cache). None when the header lacks the sizes."""
+        if not (self.n_layers and self.n_embd and self.n_head):
+            return None
+        kv_width = self.n_embd // self.n_head * (self.n_head_kv or self.n_head)
+        return 2 * self.n_layers * n_ctx * kv_width * bytes_per_value
 
     @property
     def parameters_label(self) -> str:
@@ -86,10 +99,15 @@ def read_model_info(path: str | Path) -> ModelInfo:
                 quant = None
         if quant is None and reader.tensors:
             quant = Counter(t.tensor_type.name for t in reader.tensors).most_common(1)[0][0]
-        ctx = get(f"{arch}.context_length") if arch else None
+        def num(key: str) -> int | None:
+            v = get(f"{arch}.{key}") if arch else None
+            return int(v) if isinstance(v, int) else None
+
         info = ModelInfo(str(p), p.name, size, name=get("general.name"), architecture=arch, parameters=n_params,
-                         quantization=quant, context_length=int(ctx) if isinstance(ctx, int) else None,
-                         has_chat_template="tokenizer.chat_template" in fields)
+                         quantization=quant, context_length=num("context_length"),
+                         has_chat_template="tokenizer.chat_template" in fields, n_layers=num("block_count"),
+                         n_embd=num("embedding_length"), n_head=num("attention.head_count"),
+                         n_head_kv=num("attention.head_count_kv"))
     except Exception as exc:     # the reader's errors are ValueError, IndexError, struct/numpy errors…
         log.info("model library: %s is broken: %s", p, exc)
         return ModelInfo(str(p), p.name, size, broken=f"the GGUF header is damaged or truncated ({exc})")

@@ -714,6 +714,10 @@
         <source>Theme</source>
         <translation>主题</translation>
     </message>
+    <message>
+        <source>≈ %1 MB for this context (KV cache) + %2 MB of weights</source>
+        <translation>此上下文约需 %1 MB（KV 缓存）+ %2 MB 权重</translation>
+    </message>
 </context>
 <context>
     <name>SettingsHelp</name>

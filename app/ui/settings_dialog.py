@@ -5,6 +5,7 @@ layers, models folder), time budgets, and the look (language, theme). Every fiel
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import (
@@ -14,6 +15,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
+    QLabel,
     QLineEdit,
     QPlainTextEdit,
     QVBoxLayout,
@@ -38,8 +40,10 @@ def gpu_offload_supported() -> bool:
 class SettingsDialog(QDialog):
     """Edits a copy of ``AppSettings``; ``result_settings()`` returns the edited copy after ``accept``."""
 
-    def __init__(self, settings: AppSettings, parent: QWidget | None = None) -> None:
+    def __init__(self, settings: AppSettings, parent: QWidget | None = None, model: Any = None) -> None:
+        """``model``: the loaded model's ``ModelInfo`` (``app.engine.library``), for the memory estimate."""
         super().__init__(parent)
+        self.model = model
         self.setWindowTitle(self.tr("Brook settings"))
         self._settings = settings
         outer = QVBoxLayout(self)
@@ -85,7 +89,12 @@ class SettingsDialog(QDialog):
         self.models_dir = QLineEdit(settings.models_dir or "")
         self.models_dir.setPlaceholderText(self.tr("default: the models folder in Brook's data folder"))
         self.models_dir.setToolTip(self.tr("The folder the model library lists (GGUF files, searched in sub-folders)."))
+        self.memory = QLabel()
+        self.memory.setObjectName("hint")
+        self.n_ctx.valueChanged.connect(self._show_memory)
+        self._show_memory(self.n_ctx.value())
         mform.addRow(self.tr("Context window (next model load)"), self.n_ctx)
+        mform.addRow("", self.memory)
         mform.addRow(self.tr("CPU threads"), self.n_threads)
         mform.addRow(self.tr("GPU layers"), self.n_gpu_layers)
         self.idle = spin(0, 1440, int(settings.idle_unload_minutes), self.tr(" min"))
@@ -131,6 +140,15 @@ class SettingsDialog(QDialog):
         buttons.rejected.connect(self.reject)
         buttons.button(QDialogButtonBox.StandardButton.RestoreDefaults).clicked.connect(self.restore_defaults)
         outer.addWidget(buttons)
+
+    def _show_memory(self, n_ctx: int) -> None:
+        need = self.model.kv_cache_bytes(n_ctx) if self.model is not None else None
+        if need is None:
+            self.memory.setText("")
+            return
+        weights = self.model.size_bytes / 2**20
+        self.memory.setText(self.tr("≈ %1 MB for this context (KV cache) + %2 MB of weights")
+                            .replace("%1", f"{need / 2**20:,.0f}").replace("%2", f"{weights:,.0f}"))
 
     def restore_defaults(self) -> None:
         """Every field back to ``AppSettings()``'s value (nothing is saved until OK)."""

@@ -82,3 +82,6 @@ def test_bundled_model_is_described(bundled_model: Path) -> None:
     info = read_model_info(bundled_model)
     assert info.broken is None and info.architecture == "llama" and info.has_chat_template
     assert 100e6 < (info.parameters or 0) < 200e6 and info.context_length == 8192
+    # SmolLM2-135M: 30 layers, 576 wide, 9 heads, 3 KV heads → 2 × 30 × 4096 × 192 × 2 bytes
+    assert (info.n_layers, info.n_embd, info.n_head, info.n_head_kv) == (30, 576, 9, 3)
+    assert info.kv_cache_bytes(4096) == 2 * 30 * 4096 * 192 * 2

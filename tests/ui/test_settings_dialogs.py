@@ -40,3 +40,14 @@ def test_chat_settings_edit_the_chat_only(qtbot) -> None:
     dlg.apply()
     assert (conv.preset, conv.system_prompt, conv.params) == ("Creative", "Rhyme in French.", {"temperature": 1.4})
     assert chat_params(conv).temperature == 1.4 and chat_params(conv).top_k == preset("Creative").params.top_k
+
+
+def test_context_window_shows_the_memory_it_needs(qtbot) -> None:
+    from app.engine.library import ModelInfo
+
+    info = ModelInfo("/m.gguf", "m.gguf", 100 * 2**20, n_layers=30, n_embd=576, n_head=9, n_head_kv=3)
+    dlg = SettingsDialog(AppSettings(n_ctx=4096), model=info)
+    qtbot.addWidget(dlg)
+    assert dlg.memory.text() == "≈ 90 MB for this context (KV cache) + 100 MB of weights"
+    dlg.n_ctx.setValue(8192)
+    assert dlg.memory.text().startswith("≈ 180 MB")
