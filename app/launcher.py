@@ -112,6 +112,12 @@ def main(argv: list[str] | None = None) -> int:
     app.setDesktopFileName("brook")
     # The loop, not Qt, decides when to quit: closing the window ends run(), which then shuts down cleanly.
     app.setQuitOnLastWindowClosed(False)
+    from app.ui.i18n import install as install_translations
+    from app.ui.theme import apply_theme
+
+    install_translations(settings.language)
+    if settings.theme != "system":
+        apply_theme(settings.theme)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     # the smoke test checks an install: it must not add its fixed prompt to the user's history

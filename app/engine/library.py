@@ -110,7 +110,8 @@ def read_model_info(path: str | Path) -> ModelInfo:
                          n_head_kv=num("attention.head_count_kv"))
     except Exception as exc:     # the reader's errors are ValueError, IndexError, struct/numpy errors…
         log.info("model library: %s is broken: %s", p, exc)
-        return ModelInfo(str(p), p.name, size, broken=f"the GGUF header is damaged or truncated ({exc})")
+        return ModelInfo(str(p), p.name, size,
+                         broken="the GGUF header is damaged or truncated (a download that did not finish?)")
     if not reader.tensors:
         return ModelInfo(**{**asdict(info), "broken": "no weights in the file (a vocabulary-only GGUF?)"})
     if not arch:

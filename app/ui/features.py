@@ -40,12 +40,20 @@ class DailyFeatures(QObject):
         self._build_menus()
 
     # -- menus -------------------------------------------------------------------------------------------
-    def _menu(self, title: str) -> QMenu:
+    def _menu(self, key: str, english: str, title: str) -> QMenu:
+        """The window's menu ``key`` ("file", "chat" …): its ``<key>_menu`` attribute, else the menu titled
+        ``english`` or ``title`` (translated), else a new one."""
+        menu = getattr(self.w, f"{key}_menu", None)
+        if isinstance(menu, QMenu):
+            return menu
         bar = self.w.menuBar()
         for a in bar.actions():
-            if a.menu() is not None and a.text().replace("&", "") == title.replace("&", ""):
+            if a.menu() is not None and a.text().replace("&", "") in (english.replace("&", ""), title.replace("&", "")):
                 return a.menu()
-        return bar.addMenu(title)
+        menu = bar.addMenu(title)
+        menu.setObjectName(f"{key}Menu")
+        setattr(self.w, f"{key}_menu", menu)
+        return menu
 
     def _act(self, menu: QMenu, text: str, slot: Any, shortcut: str | QKeySequence | None = None) -> QAction:
         action = QAction(text, self.w)
@@ -57,7 +65,7 @@ class DailyFeatures(QObject):
         return action
 
     def _build_menus(self) -> None:
-        f = self._menu(self.tr("&File"))
+        f = self._menu("file", "&File", self.tr("&File"))
         first = f.actions()[0] if f.actions() else None
         lib = QMenu(self.tr("Models"), f)
         f.insertMenu(first, lib) if first else f.addMenu(lib)
@@ -69,12 +77,12 @@ class DailyFeatures(QObject):
         self._act(f, self.tr("&Export this chat…"), lambda: self.export(current_only=True), "Ctrl+E")
         self._act(f, self.tr("Export &all chats…"), lambda: self.export(current_only=False))
         self._act(f, self.tr("&Import chats (JSON)…"), self.import_chats)
-        c = self._menu(self.tr("&Chat"))
+        c = self._menu("chat", "&Chat", self.tr("&Chat"))
         c.addSeparator()
         self._act(c, self.tr("&Search all chats"), self.search.focus_query, QKeySequence.StandardKey.Find)
         self._act(c, self.tr("Chat &settings (system prompt, preset)…"), self.chat_settings, "Ctrl+Shift+,")
         self._act(c, self.tr("Re&name chat…"), self.rename_chat, "F2")
-        v = self._menu(self.tr("&View"))
+        v = self._menu("view", "&View", self.tr("&View"))
         self._act(v, self.tr("&Larger text"), lambda: self.zoom(1), QKeySequence.StandardKey.ZoomIn)
         self._act(v, self.tr("&Smaller text"), lambda: self.zoom(-1), QKeySequence.StandardKey.ZoomOut)
         self._act(v, self.tr("&Normal text size"), lambda: self.zoom(0), "Ctrl+0")
@@ -87,7 +95,7 @@ class DailyFeatures(QObject):
             a.setChecked(self.w.settings.theme == key)
             group.addAction(a)
         self.theme_menu = theme
-        h = self._menu(self.tr("&Help"))
+        h = self._menu("help", "&Help", self.tr("&Help"))
         self._act(h, self.tr("&Keyboard shortcuts"), self.show_shortcuts, QKeySequence.StandardKey.HelpContents)
         self._act(h, self.tr("&About Brook"), self.show_about)
 

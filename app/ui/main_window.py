@@ -203,6 +203,9 @@ class MainWindow(QMainWindow):
         self._save_warned = False
         if store is not None and store.problem:
             self.chat.add_notice(f"⚠ {store.problem}", "errorNotice")
+        from app.ui.features import DailyFeatures  # search, model library, export, chat settings, help (issue 11)
+
+        self.features = DailyFeatures(self)
         self.input.setFocus()
 
     # model and settings --------------------------------------------------------------------------------

@@ -101,8 +101,10 @@ class ModelLibraryDialog(QDialog):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().hide()
-        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        self.table.horizontalHeader().setSectionResizeMode(7, QHeaderView.ResizeMode.ResizeToContents)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(7, QHeaderView.ResizeMode.Stretch)
+        self.table.setWordWrap(True)
         self.table.itemDoubleClicked.connect(lambda _i: self._load_selected())
         self.table.itemSelectionChanged.connect(self._selection_changed)
         lay.addWidget(self.table, 1)
@@ -148,7 +150,7 @@ class ModelLibraryDialog(QDialog):
         row = self.table.rowCount()
         self.table.insertRow(row)
         yes, no = self.tr("yes"), self.tr("no")
-        cells = [info.name or info.file_name, info.architecture or "–", info.parameters_label,
+        cells = [info.file_name, info.architecture or "–", info.parameters_label,
                  info.quantization or "–", f"{info.context_length:,}" if info.context_length else "–",
                  size_label(info.size_bytes), yes if info.has_chat_template else no,
                  self.tr("broken: %1").replace("%1", info.broken) if info.broken else
@@ -156,7 +158,7 @@ class ModelLibraryDialog(QDialog):
         for col, text in enumerate(cells):
             item = QTableWidgetItem(text)
             item.setData(Qt.ItemDataRole.UserRole, info.path)
-            item.setToolTip(f"{info.path}\n{info.broken or ''}".strip())
+            item.setToolTip("\n".join(x for x in (info.name, info.path, info.broken) if x))
             if info.broken:
                 item.setForeground(Qt.GlobalColor.red)
             self.table.setItem(row, col, item)

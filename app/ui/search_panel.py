@@ -10,8 +10,8 @@ from __future__ import annotations
 import html
 import time
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QKeyEvent, QTextDocument
 from PySide6.QtWidgets import QLabel, QLineEdit, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
 from app.core.search import SearchHit
@@ -54,6 +54,7 @@ class SearchPanel(QWidget):
         self.results.setObjectName("searchResults")
         self.results.setAccessibleName(self.tr("Search results"))
         self.results.setWordWrap(True)
+        self.results.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.results.itemActivated.connect(self._activate)
         self.results.itemClicked.connect(self._activate)
         self.summary = QLabel("")
@@ -93,12 +94,18 @@ class SearchPanel(QWidget):
         for hit in self.hits:
             item = QListWidgetItem()
             item.setData(Qt.ItemDataRole.UserRole, (hit.conversation_id, hit.message_id))
-            label = QLabel(f"<b>{html.escape(hit.conversation_title)}</b><br>{hit_html(hit)}")
+            rich = f"<b>{html.escape(hit.conversation_title)}</b><br>{hit_html(hit)}"
+            label = QLabel(rich)
             label.setWordWrap(True)
             label.setTextFormat(Qt.TextFormat.RichText)
             label.setContentsMargins(4, 3, 4, 3)
             item.setToolTip(hit.snippet)
-            item.setSizeHint(label.sizeHint())
+            width = max(120, self.width() - 2 * self.results.frameWidth() - 6)   # the list may not be laid out yet
+            doc = QTextDocument()
+            doc.setDefaultFont(label.font())
+            doc.setHtml(rich)
+            doc.setTextWidth(width - 8)
+            item.setSizeHint(QSize(width, int(doc.size().height()) + 8))
             self.results.addItem(item)
             self.results.setItemWidget(item, label)
         if self.hits:

@@ -22,7 +22,7 @@ def test_lists_good_and_broken_models_and_loads_the_chosen_one(qtbot, tmp_path: 
     qtbot.waitUntil(lambda: dlg.rescan_button.isEnabled())
     assert dlg.table.rowCount() == 2
     rows = {dlg.table.item(r, 0).text(): [dlg.table.item(r, c).text() for c in range(8)] for r in range(2)}
-    assert rows["Tiny Test Model"][1:7] == ["llama", "3.1K", "Q8_0", "2,048", rows["Tiny Test Model"][5], "yes"]
+    assert rows["tiny.gguf"][1:7] == ["llama", "3.1K", "Q8_0", "2,048", rows["tiny.gguf"][5], "yes"]
     assert rows["broken.gguf"][7].startswith("broken: the GGUF header is damaged or truncated")
     assert "1 broken" in dlg.status.text()
     broken_row = next(r for r in range(2) if dlg.table.item(r, 0).text() == "broken.gguf")
