@@ -235,6 +235,11 @@ def measure_frames(text: str, tokens_per_s: float = 2000.0, tick_ms: int = 16, *
     timer.start()
     loop.exec()
     app.processEvents()
+    deadline = time.perf_counter() + 120
+    while view.renderer.highlights_pending and time.perf_counter() < deadline:   # code colours from the pool
+        app.processEvents()
+        time.sleep(0.01)
+    view.refresh()
     ok = view.renderer.html == render_markdown(text, theme="light")
     area.close()
     refreshes = 0

@@ -15,6 +15,11 @@ restarted there (rare: the boundary needs a blank line followed by an unindented
 
 Code with a line longer than :data:`MAX_LINE_CHARS` characters or more than :data:`MAX_CODE_CHARS` characters
 in total is not highlighted at all (escaped plain text), so a pathological 200 KB line never reaches a lexer.
+
+**Off the loop.** A :class:`SegmentCache` made with a :class:`~app.core.lexer_pool.LexerPool` never lexes in
+the calling thread: a segment not lexed yet is *pending* — shown as plain text and handed to the pool's worker
+process — and its HTML is used once the worker answers (a segment whose lexer runs past the pool's deadline
+stays plain). Without a pool (one-shot renders, tests, tools) segments are lexed at once, in the caller.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from __future__ import annotations
 import html
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pygments import lex
 from pygments.formatters import HtmlFormatter
@@ -29,6 +35,9 @@ from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
 from pygments.styles import get_style_by_name
 from pygments.util import ClassNotFound
+
+if TYPE_CHECKING:
+    from app.core.lexer_pool import LexerPool
 
 #: A segment may end at a blank line once it has at least this many lines.
 SEGMENT_MIN_LINES = 24
@@ -145,8 +154,8 @@ COMMON_LANGUAGES = ("python", "bash", "sh", "javascript", "js", "typescript", "t
 
 def warm_up(langs: tuple[str, ...] = COMMON_LANGUAGES) -> None:
     """Build and run the lexers of ``langs`` once (pygments compiles a lexer's regexes on first use: 20–100 ms
-    each on this 2-core machine), so the first code block of a reply does not pay it in a render tick. Meant for
-    a background thread at start-up; safe to call from any thread (a duplicate build is harmless)."""
+    each on this 2-core machine), so the first code block of a reply does not pay it in a render tick, and start
+    the lexer pool's worker process. Meant for a background thread at start-up; safe to call from any thread."""
     for lang in langs:
         lexer = get_lexer(lang)
         if lexer is not None:
@@ -154,6 +163,9 @@ def warm_up(langs: tuple[str, ...] = COMMON_LANGUAGES) -> None:
                 pass
     for theme in THEMES:
         _formatter(theme)
+    from app.core.lexer_pool import default_pool
+
+    default_pool().request("python", "light", "x = 1\n")  # starts the worker process (imports pygments there)
 
 
 def _formatter(theme: str) -> HtmlFormatter:
@@ -204,16 +216,26 @@ class SegmentCache:
     Shared by the streaming highlighter and the final render of the same message, so a fence that closes does
     not lex its frozen segments again. ``max_entries`` bounds memory (each entry holds one segment's HTML).
     ``hits`` / ``misses`` count lookups answered from the cache / lexed anew (plain-text segments count neither).
+    ``pool``: lex in that pool's worker process instead of the calling thread (see the module docstring).
     """
 
-    def __init__(self, max_entries: int = 512) -> None:
+    def __init__(self, max_entries: int = 512, pool: LexerPool | None = None) -> None:
         self._data: OrderedDict[tuple[str, str, str], str] = OrderedDict()
         self._max = max_entries
         self.hits = 0
         self.misses = 0
+        self.pool = pool
+        #: HTML to show for a pending segment meanwhile (the provisional colours an open fence already had).
+        self.meanwhile: OrderedDict[tuple[str, str, str], str] = OrderedDict()
 
     def highlight(self, code: str, lang: str, theme: str) -> str:
-        """HTML (inline-styled spans, newlines kept) of one segment ``code`` (lines ending in ``\\n``)."""
+        """HTML (inline-styled spans, newlines kept) of one segment ``code`` (lines ending in ``\\n``); plain
+        escaped text while the segment is pending in the pool."""
+        out = self.lookup(code, lang, theme)
+        return _plain(code) if out is None else out
+
+    def lookup(self, code: str, lang: str, theme: str) -> str | None:
+        """:meth:`highlight`, but None while the segment is pending in the pool (asked for once)."""
         lexer = get_lexer(lang)
         if lexer is None:
             return _plain(code)
@@ -224,14 +246,21 @@ class SegmentCache:
             self._data.move_to_end(key)
             return hit
         self.misses += 1
-        out = _format(code, lexer, theme)
+        if self.pool is not None:
+            found = self.pool.request(lang, theme, code)
+            if found is None:
+                return None
+            out = found
+        else:
+            out = format_segment(code, lexer, theme)
         self._data[key] = out
         if len(self._data) > self._max:
             self._data.popitem(last=False)
         return out
 
 
-def _format(code: str, lexer: Lexer, theme: str) -> str:
+def format_segment(code: str, lexer: Lexer, theme: str) -> str:
+    """HTML of ``code`` lexed by ``lexer`` in ``theme`` (runs the lexer: may take long, see the module doc)."""
     fmt = _formatter(theme)
     from io import StringIO
 
@@ -262,23 +291,34 @@ def highlight_code(code: str, lang: str, theme: str = "light", cache: SegmentCac
 
     Returns the inner HTML of a ``<pre>``: inline ``<span style=…>`` runs with the newlines kept. Unknown
     languages, an empty ``lang`` and oversized code give escaped plain text. Deterministic: the same input gives
-    the same string, whether or not ``cache`` is warm.
+    the same string, whether or not ``cache`` is warm (segments pending in a pool are plain text).
     """
+    return highlight_code_status(code, lang, theme, cache)[0]
+
+
+def highlight_code_status(code: str, lang: str, theme: str = "light",
+                          cache: SegmentCache | None = None) -> tuple[str, bool]:
+    """:func:`highlight_code` and whether any segment is still pending in the cache's pool (shown plain)."""
     lines = code.split("\n")
     trailing = lines[-1] == ""
     if trailing:
         lines.pop()
     if not highlightable(lines, lang):
-        return _plain(code)
+        return _plain(code), False
     cache = cache or SegmentCache(max_entries=64)
     parts = []
+    pending = False
     for start, end in split_segments(lines):
         seg = "\n".join(lines[start:end]) + "\n"
-        parts.append(cache.highlight(seg, lang, theme))
+        found = cache.lookup(seg, lang, theme)
+        if found is None:
+            pending = True
+            found = cache.meanwhile.get((lang, theme, seg)) or _plain(seg)
+        parts.append(found)
     out = "".join(parts)
     if not trailing and out.endswith("\n"):
         out = out[:-1]
-    return out
+    return out, pending
 
 
 class IncrementalHighlighter:
@@ -288,7 +328,8 @@ class IncrementalHighlighter:
     exactly, and their HTML is cached (also into the shared :class:`SegmentCache`). Lines of the still-open
     segment are lexed provisionally in the batches they arrived in; their colours may differ slightly from the
     final ones until the segment closes (or the block is rendered in full at the end). :meth:`html` gives the
-    current inner ``<pre>`` HTML, plus an optional escaped partial last line.
+    current inner ``<pre>`` HTML, plus an optional escaped partial last line. With a pool in the cache, parts
+    still pending show as plain text and :meth:`html` picks up their colours once the worker has answered.
     """
 
     def __init__(self, lang: str, theme: str, cache: SegmentCache) -> None:
@@ -297,10 +338,10 @@ class IncrementalHighlighter:
         self._cache = cache
         self._lexer = get_lexer(lang)
         self._lines: list[str] = []
-        self._frozen: list[str] = []
+        self._frozen: list[list[str | None]] = []  # [segment text, its HTML or None while pending]
         self._seg_start = 0
         self._check = 0
-        self._prov: list[str] = []
+        self._prov: list[list[str | None]] = []
         self._prov_upto = 0
         self._plain_mode = self._lexer is None
         self._chars = 0
@@ -311,18 +352,18 @@ class IncrementalHighlighter:
         return self._lines
 
     @property
-    def frozen_html(self) -> str:
-        """HTML of the finished segments (exact: a prefix of the one-shot ``highlight_code`` of the block)."""
-        return "".join(self._frozen)
+    def pending(self) -> bool:
+        """Whether any part is still waiting for the pool's worker (shown plain meanwhile)."""
+        return any(p[1] is None for p in self._frozen) or any(p[1] is None for p in self._prov)
 
-    def _hl(self, lines: list[str], exact: bool) -> str:
+    def _hl(self, lines: list[str], exact: bool) -> list[str | None]:
         seg = "\n".join(lines) + "\n"
         if self._plain_mode:
-            return _plain(seg)
-        if exact:
-            return self._cache.highlight(seg, self.lang, self.theme)
+            return [seg, _plain(seg)]
+        if exact or self._cache.pool is not None:
+            return [seg, self._cache.lookup(seg, self.lang, self.theme)]
         assert self._lexer is not None
-        return _format(seg, self._lexer, self.theme)
+        return [seg, format_segment(seg, self._lexer, self.theme)]
 
     def add_lines(self, new: list[str]) -> None:
         """Append complete code lines (no newlines) and highlight what became highlightable."""
@@ -336,7 +377,8 @@ class IncrementalHighlighter:
                 if len(line) > MAX_LINE_CHARS or self._chars > MAX_CODE_CHARS:
                     # The final render will not highlight this block at all: switch to plain text now.
                     self._plain_mode = True
-                    self._frozen = [_plain("\n".join(lines[: self._seg_start]) + "\n")] if self._seg_start else []
+                    done = "\n".join(lines[: self._seg_start]) + "\n"
+                    self._frozen = [[done, _plain(done)]] if self._seg_start else []
                     self._prov = []
                     self._prov_upto = self._seg_start
                     break
@@ -355,9 +397,34 @@ class IncrementalHighlighter:
             self._prov.append(self._hl(lines[self._prov_upto :], exact=False))
             self._prov_upto = len(lines)
 
+    def _resolve(self, parts: list[list[str | None]]) -> str:
+        out = []
+        for part in parts:
+            if part[1] is None:
+                part[1] = self._cache.lookup(str(part[0]), self.lang, self.theme)
+            out.append(part[1] if part[1] is not None else _plain(str(part[0])))
+        return "".join(out)
+
+    def offer_open_segment(self) -> None:
+        """The fence closed: let a full render of the block show the open segment's provisional colours while
+        its exact ones are pending in the pool (instead of plain text for a few ticks)."""
+        if self._cache.pool is None or self._plain_mode or self._seg_start >= len(self._lines):
+            return
+        seg = "\n".join(self._lines[self._seg_start :]) + "\n"
+        meanwhile = self._cache.meanwhile
+        meanwhile[(self.lang, self.theme, seg)] = self._resolve(self._prov)
+        if len(meanwhile) > 16:
+            meanwhile.popitem(last=False)
+        self._cache.lookup(seg, self.lang, self.theme)  # ask for the exact colours now
+
+    @property
+    def frozen_html(self) -> str:
+        """HTML of the finished segments (exact: a prefix of the one-shot ``highlight_code`` of the block)."""
+        return self._resolve(self._frozen)
+
     def html(self, partial: str = "") -> str:
         """Inner ``<pre>`` HTML of all lines so far, then ``partial`` (an incomplete line) escaped, unstyled."""
-        out = "".join(self._frozen) + "".join(self._prov)
+        out = self._resolve(self._frozen) + self._resolve(self._prov)
         if partial:
             out += _plain(partial)
         elif out.endswith("\n"):

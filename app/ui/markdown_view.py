@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import re
 
-from PySide6.QtCore import QSize, Qt, QUrl, Signal
+from PySide6.QtCore import QSize, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QColor,
     QDesktopServices,
@@ -38,6 +38,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QApplication, QFrame, QSizePolicy, QTextBrowser, QWidget
 
+from app.core.lexer_pool import LexerPool, default_pool
 from app.core.markdown import PIECE, IncrementalMarkdown
 from app.core.markdown.links import COPY_SCHEME, THINK_SCHEME, is_safe_url
 from app.core.markdown.thinking import THINK_DIM, thinking_header_html
@@ -103,11 +104,22 @@ class MarkdownView(QTextBrowser):
     """
 
     heightChanged = Signal(int)
+    #: Milliseconds between looks at the lexer pool while code colours are pending (after the stream ended).
+    HIGHLIGHT_POLL_MS = 40
+
+    @staticmethod
+    def lexer_pool() -> LexerPool:
+        """The pool that lexes code for every view (pygments never runs on the UI loop)."""
+        return default_pool()
 
     def __init__(self, parent: QWidget | None = None, *, theme: str | None = None) -> None:
         super().__init__(parent)
         self.theme = theme or palette_theme(self.palette())
-        self.renderer = IncrementalMarkdown(theme=self.theme)
+        self.renderer = self._new_renderer()
+        self._hl_timer = QTimer(self)
+        self._hl_timer.setSingleShot(True)
+        self._hl_timer.setInterval(self.HIGHLIGHT_POLL_MS)
+        self._hl_timer.timeout.connect(self._poll_highlights)
         self.setOpenLinks(False)
         self.setOpenExternalLinks(False)
         self.setReadOnly(True)
@@ -147,10 +159,17 @@ class MarkdownView(QTextBrowser):
         """
         md = self.renderer
         md.render()
+        if md.highlights_pending and not self._hl_timer.isActive():
+            self._hl_timer.start()
         version = md.version
         if version == self._version:
             return False
         self._version = version
+        if md.thinking_restyled:
+            self._rebuild()
+            return True
+        if md.restyled_from is not None and self._phase == "answer":
+            self._restyle_from(md.restyled_from)
         thinking_active = md.thinking is not None and not md.thinking_done
         phase = "think" if thinking_active else "answer"
         if md.thinking is not None and (self._phase != phase or not self._has_header):
@@ -173,15 +192,33 @@ class MarkdownView(QTextBrowser):
         else:
             self._version = -1
             self.refresh()
+        if self.renderer.highlights_pending and not self._hl_timer.isActive():
+            self._hl_timer.start()
 
     def set_text(self, text: str) -> None:
         """Show a finished message (e.g. loaded from history) in one go."""
-        self.renderer = IncrementalMarkdown(theme=self.theme)
+        self.renderer = self._new_renderer()
         self.renderer.feed(text)
         self.renderer.finish()
         self._expanded = False
         self._user_toggled = False
         self._rebuild()
+        if self.renderer.highlights_pending:
+            self._hl_timer.start()
+
+    def _new_renderer(self) -> IncrementalMarkdown:
+        return IncrementalMarkdown(theme=self.theme, pool=self.lexer_pool())
+
+    def _poll_highlights(self) -> None:
+        """Pick up code colours the lexer pool delivered (the stream may have ended: nobody else refreshes)."""
+        self.refresh()
+
+    def _restyle_from(self, block: int) -> None:
+        """Stable block ``block`` and later ones changed (code colours arrived): compare them again."""
+        if block < self._n_stable:
+            self._stable_pieces = [p for html in self.renderer.stable_blocks[:block] for p in html.split(PIECE)]
+            self._n_stable = block
+            self._n_frozen = min(self._n_frozen, len(self._stable_pieces))
 
     def code_for(self, key: str) -> str | None:
         """Raw code of block ``key`` (``"N"`` in the answer, ``"tN"`` in the reasoning), or None."""

@@ -263,24 +263,42 @@ def test_is_safe_url() -> None:
 
 
 # The worst feed time of these two inputs is measured by ``python -m app.bench feeds`` (budget 100 ms, compared
-# with a one-shot render in the same run); here only what they give.
+# with a one-shot render in the same run); here what they give, and that the fast paths parse only the new
+# lines (the size of every parsed source is recorded).
 
-def test_long_table_streamed_one_char_at_a_time_equals_one_shot(corpus_dir: Path) -> None:
+def _spy_parses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Record the size of every source the incremental renderer parses (a tick's cost follows it)."""
+    import app.core.markdown.incremental as inc
+    import app.core.markdown.tables as tables
+
+    sizes: list[int] = []
+    for mod in (inc, tables):
+        orig = mod.parse
+        monkeypatch.setattr(mod, "parse", lambda src, env, orig=orig: (sizes.append(len(src)), orig(src, env))[1])
+    return sizes
+
+
+def test_long_table_streamed_one_char_at_a_time_equals_one_shot(corpus_dir: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     text = (corpus_dir / "answers" / "03_long_table.md").read_text(encoding="utf-8")
+    sizes = _spy_parses(monkeypatch)
     md = IncrementalMarkdown()
     for ch in text:
         md.feed(ch)
         md.render()
+    assert len(sizes) > 1000 and sum(1 for n in sizes if n > len(text) // 4) <= 2   # rows parsed alone, not the table
     md.finish()
     assert md.html == render_markdown(text)
 
 
-def test_200kb_line_in_a_fence_streamed_equals_one_shot() -> None:
+def test_200kb_line_in_a_fence_streamed_equals_one_shot(monkeypatch: pytest.MonkeyPatch) -> None:
     text = "Here:\n\n```python\nx = '" + "ab" * 100_000 + "'\n```\n\nafter\n"
+    sizes = _spy_parses(monkeypatch)
     md = IncrementalMarkdown()
     for i in range(0, len(text), 64):
         md.feed(text[i : i + 64])
         md.render()
+    assert len(sizes) <= 4                       # the open fence is never re-parsed while its line grows
     md.finish()
     assert md.html == render_markdown(text)
 

@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices, QGuiApplication, QTextCursor
 
-from app.core.markdown import CODE_PIECE_LINES
+from app.core.markdown import CODE_PIECE_LINES, render_markdown
 from app.ui.markdown_view import MarkdownView
 
 
@@ -128,13 +128,21 @@ def test_height_follows_document(qtbot) -> None:
     assert v.sizeHint().height() >= h - 1
 
 
+def _settle(qtbot, view: MarkdownView) -> None:
+    """Refresh until the lexer pool has delivered every pending code colour."""
+    def done() -> bool:
+        view.refresh()
+        return not view.renderer.highlights_pending
+    qtbot.waitUntil(done, timeout=120_000)
+
+
 def test_only_changed_pieces_are_reinserted(qtbot) -> None:
     v = MarkdownView(theme="light")
     qtbot.addWidget(v)
     n = CODE_PIECE_LINES
     last = 2 * n + n // 2 - 1                       # the last, partial piece holds lines 2n … last
     v.append_text("Intro\n\n```python\n" + "".join(f"x = {i}\n" for i in range(last + 1)))
-    v.refresh()
+    _settle(qtbot, v)                                # code colours come from the lexer pool a little later
     pieces, chars = v.pieces_inserted, v.html_chars_inserted
     assert pieces >= 4                               # intro + three code pieces
     v.append_text("y = 1\n")
@@ -180,3 +188,58 @@ def test_streamed_document_has_the_same_blocks_and_spacing_as_one_shot(qtbot, co
     qtbot.addWidget(once)
     once.set_text(text)
     assert _blocks(streamed) == _blocks(once)
+
+
+def test_a_pathological_lexer_never_runs_on_the_loop(qtbot, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An rst fence of ':' and 36 backslashes froze the window for ~7 s (pygments backtracks). Now no lexer runs
+    in this process at all while it streams and after: the worker lexes, is killed at its deadline and the code
+    stays plain. (The stall itself is measured by ``python -m app.bench lexing``.)"""
+    import threading
+
+    from pygments.lexer import RegexLexer
+
+    from app.core.lexer_pool import default_pool
+
+    on_loop: list[str] = []
+    orig = RegexLexer.get_tokens_unprocessed
+
+    def spy(self, text, stack=("root",)):
+        if threading.current_thread() is threading.main_thread():
+            on_loop.append(type(self).__name__)
+        return orig(self, text, stack)
+
+    monkeypatch.setattr(RegexLexer, "get_tokens_unprocessed", spy)
+    pool = default_pool()
+    fallbacks = pool.fallbacks
+    body = ":" + "\\" * 36
+    text = f"A field list:\n\n```rst\n{body}\n```\n\nAnd after it.\n"
+    v = MarkdownView(theme="light")
+    qtbot.addWidget(v)
+    for i in range(0, len(text), 3):
+        v.append_text(text[i : i + 3])
+        v.refresh()
+    v.finish()
+    qtbot.waitUntil(lambda: not v.renderer.highlights_pending, timeout=120_000)
+    assert on_loop == []
+    assert pool.fallbacks > fallbacks                     # the deadline fallback was taken
+    assert body in v.toPlainText() and "And after it." in v.toPlainText()
+    again = MarkdownView(theme="light")                   # reopening the chat: the verdict is remembered
+    qtbot.addWidget(again)
+    again.set_text(text)
+    assert not again.renderer.highlights_pending and on_loop == []
+
+
+def test_code_colours_arrive_after_the_stream_ended(qtbot) -> None:
+    code = "".join(f"def f{i}(x):\n    return x * {i}\n\n" for i in range(12))
+    text = f"Intro\n\n```python\n{code}```\n"
+    v = MarkdownView(theme="light")
+    qtbot.addWidget(v)
+    v.append_text(text)
+    v.finish()
+    qtbot.waitUntil(lambda: not v.renderer.highlights_pending, timeout=120_000)
+    qtbot.waitUntil(lambda: v.renderer.html == render_markdown(text), timeout=120_000)
+    once = MarkdownView(theme="light")
+    qtbot.addWidget(once)
+    once.set_text(text)
+    qtbot.waitUntil(lambda: not once.renderer.highlights_pending, timeout=120_000)
+    assert _blocks(v) == _blocks(once)

@@ -75,6 +75,7 @@ class OpenFence:
         for idx in range(self.checked, len(lines)):
             if self.closer.match(lines[idx]):
                 self.hl.add_lines(new)
+                self.hl.offer_open_segment()
                 return None
             new.append(_strip_indent(lines[idx], self.indent))
         self.checked = len(lines)

@@ -25,7 +25,7 @@ from typing import Any
 from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 
-from app.core.highlight import CodeTheme, SegmentCache, get_theme, highlight_code
+from app.core.highlight import CodeTheme, SegmentCache, get_theme, highlight_code_status
 from app.core.markdown.links import COPY_SCHEME, IMAGE_LINK_SCHEMES, is_safe_url
 from app.core.markdown.parser import fence_lang, parser
 
@@ -208,13 +208,17 @@ class RenderContext:
     tables: list[_Table] = field(default_factory=list)  # open tables (a table inside a list item nests)
     links: list[str | None] = field(default_factory=list)  # open links: None (clickable) or the inert address
     table_slice: TableSlice | None = None  # applies to the first table met
+    group: int = 0  # index of the group being rendered
+    pending: list[int] = field(default_factory=list)  # groups with a code segment pending in the lexer pool
+    code_ends: list[int] = field(default_factory=list)  # len(codes) after each group
 
 
 class HtmlRenderer(RendererHTML):
     """Brook's HTML for markdown-it tokens: one method per token type (markdown-it calls them by name).
 
     ``theme`` is ``"light"`` or ``"dark"`` (``ValueError`` otherwise); ``copy_prefix`` starts the number in
-    every "Copy" link; ``cache`` holds highlighted code segments (shared with the open-fence fast path).
+    every "Copy" link; ``cache`` holds highlighted code segments (shared with the open-fence fast path). After
+    :meth:`render_groups`, :attr:`context` tells which groups hold code still pending in the lexer pool.
     """
 
     def __init__(self, theme: str, copy_prefix: str, cache: SegmentCache) -> None:
@@ -234,8 +238,17 @@ class HtmlRenderer(RendererHTML):
         self._ctx = ctx = RenderContext(code_base, table_slice=table_slice)
         options = parser().options
         env: dict[str, Any] = {}
-        out = [self.render(g, options, env) for g in groups]
+        out = []
+        for i, g in enumerate(groups):
+            ctx.group = i
+            out.append(self.render(g, options, env))
+            ctx.code_ends.append(len(ctx.codes))
         return out, ctx.codes
+
+    @property
+    def context(self) -> RenderContext:
+        """The context of the last :meth:`render_groups` call."""
+        return self._ctx
 
     # -- code --------------------------------------------------------------------------------------------
 
@@ -249,7 +262,9 @@ class HtmlRenderer(RendererHTML):
         tok = tokens[idx]
         lang = fence_lang(html.unescape(tok.info))
         href = self._add_code(tok.content)
-        inner = highlight_code(tok.content, lang, self.colors.name, self.cache)
+        inner, pending = highlight_code_status(tok.content, lang, self.colors.name, self.cache)
+        if pending and (not self._ctx.pending or self._ctx.pending[-1] != self._ctx.group):
+            self._ctx.pending.append(self._ctx.group)
         return code_block_html(inner, lang, href, self.colors, pieces=tok.level == 0)
 
     def code_block(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:

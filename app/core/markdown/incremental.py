@@ -13,6 +13,11 @@ other tail is re-parsed, but once it is longer than :data:`BIG_TAIL_CHARS` it is
 by a fraction :data:`BIG_TAIL_GROWTH` of its size, or after :data:`BIG_TAIL_MIN_S` (and at least 4 × the last
 render's cost) passed — amortised O(1) per character. Throttling only delays what is shown: the final HTML is
 unaffected. The clock is injected (``clock``), so tests can drive the throttle.
+
+With a ``pool`` (:mod:`app.core.lexer_pool`) no lexer runs in the caller: code still being lexed shows as plain
+text, a block holding such code stays in the tail until its colours are known (so stable blocks never change
+while streaming), and after :meth:`MarkdownStream.finish` a later :meth:`MarkdownStream.render` re-renders the
+blocks whose colours arrived (``restyled_from`` says from which block).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from __future__ import annotations
 import codecs
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from markdown_it.token import Token
 
@@ -31,6 +36,9 @@ from app.core.markdown.html import HtmlRenderer, copy_href
 from app.core.markdown.parser import group_blocks, normalize, parse
 from app.core.markdown.tables import OpenTable
 from app.core.markdown.thinking import ThinkingRouter, thinking_section_html
+
+if TYPE_CHECKING:
+    from app.core.lexer_pool import LexerPool
 
 #: Tails longer than this (characters) are re-parsed only after growing by BIG_TAIL_GROWTH of their size.
 BIG_TAIL_CHARS = 2_000
@@ -45,13 +53,14 @@ Clock = Callable[[], float]
 class _StableRun:
     """A stretch of stable source: its text, its first block and code numbers, the references known then."""
 
-    __slots__ = ("code_base", "first_block", "refs_seen", "src")
+    __slots__ = ("code_base", "first_block", "pending", "refs_seen", "src")
 
-    def __init__(self, src: str, first_block: int, code_base: int, refs_seen: int) -> None:
+    def __init__(self, src: str, first_block: int, code_base: int, refs_seen: int, pending: bool) -> None:
         self.src = src
         self.first_block = first_block
         self.code_base = code_base
         self.refs_seen = refs_seen
+        self.pending = pending  # holds code whose colours the lexer pool has not delivered yet
 
 
 class MarkdownStream:
@@ -61,10 +70,15 @@ class MarkdownStream:
     tick cost one render); the properties only read what the last :meth:`render` or :meth:`finish` made.
     """
 
-    def __init__(self, theme: str = "light", copy_prefix: str = "", clock: Clock = time.perf_counter) -> None:
+    def __init__(self, theme: str = "light", copy_prefix: str = "", clock: Clock = time.perf_counter,
+                 pool: LexerPool | None = None) -> None:
         self._copy_prefix = copy_prefix
         self._clock = clock
-        self._cache = SegmentCache()
+        self._pool = pool
+        self._pool_seen = -1
+        self._tail_pending = False
+        self.restyled_from: int | None = None
+        self._cache = SegmentCache(pool=pool)
         self._renderer = HtmlRenderer(theme, copy_prefix, self._cache)
         self._pending_cr = False
         self._stable: list[str] = []
@@ -158,10 +172,31 @@ class MarkdownStream:
         """Whether :meth:`finish` was called."""
         return self._finished
 
+    @property
+    def highlights_pending(self) -> bool:
+        """Whether some code shows as plain text while the lexer pool works on it (then keep calling
+        :meth:`render`, e.g. on a timer: it picks up the colours)."""
+        if self._fence is not None and self._fence.hl.pending:
+            return True
+        return self._tail_pending or any(run.pending for run in self._runs)
+
     # -- work ----------------------------------------------------------------------------------------------
 
+    def _pool_moved(self) -> bool:
+        if self._pool is None or self._pool.completed == self._pool_seen:
+            return False
+        self._pool_seen = self._pool.completed
+        return True
+
     def render(self) -> None:
-        """Render what arrived since the last call (may be deferred by the big-tail throttle)."""
+        """Render what arrived since the last call (may be deferred by the big-tail throttle), and code colours
+        the lexer pool delivered since. Sets :attr:`restyled_from` (see :meth:`_restyle`)."""
+        self.restyled_from = None
+        if self._pool is not None and self.highlights_pending and self._pool_moved():
+            if self._finished:
+                self._restyle()
+                return
+            self._dirty = True
         if not self._dirty or self._finished:
             return
         self._dirty = False
@@ -216,7 +251,7 @@ class MarkdownStream:
         self._lines, self._partial, self._tail_chars, self._fence, self._table = [], [], 0, None, None
         if src:
             self._stabilize(src)
-        self._tail_parts, self._tail_codes = [], []
+        self._tail_parts, self._tail_codes, self._tail_pending = [], [], False
         self._version += 1
         first_changed = self._fix_late_references()
         return min(first_changed, before)
@@ -234,19 +269,55 @@ class MarkdownStream:
             return "\n".join(self._lines) + "\n" + partial
         return partial
 
-    def _stabilize(self, src: str, tokens: list[Token] | None = None) -> None:
-        """Parse ``src`` (complete stable lines) with the shared references and append its blocks.
+    def _stabilize(self, src: str, tokens: list[Token] | None = None) -> int:
+        """Parse ``src`` (stable source) with the shared references and append its blocks; returns how many
+        lines became stable: all, except while streaming from the first block whose code is pending in the
+        lexer pool (it stays in the tail until its colours are known).
 
         ``tokens``: the tokens of ``src`` already parsed (with no new link reference definitions), or None.
         """
+        lines = src.split("\n")[:-1]
         if tokens is None:
             env = {"references": self._references}
             tokens = parse(src, env)
             self._references = env["references"]
-        blocks, codes = self._renderer.render_groups(group_blocks(tokens), len(self._stable_codes))
-        self._runs.append(_StableRun(src, len(self._stable), len(self._stable_codes), len(self._references)))
+        groups = group_blocks(tokens)
+        blocks, codes = self._renderer.render_groups(groups, len(self._stable_codes))
+        ctx = self._renderer.context
+        taken = len(lines)
+        if ctx.pending and not self._finished:
+            first = ctx.pending[0]
+            first_map = groups[first][0].map
+            taken = first_map[0] if first_map is not None else 0
+            if first == 0 or taken <= 0:
+                return 0
+            blocks, codes = blocks[:first], codes[: ctx.code_ends[first - 1]]
+            src = "\n".join(lines[:taken]) + "\n"
+        run = _StableRun(src, len(self._stable), len(self._stable_codes), len(self._references),
+                         bool(ctx.pending) and self._finished)
+        self._runs.append(run)
         self._stable.extend(blocks)
         self._stable_codes.extend(codes)
+        return taken
+
+    def _restyle(self) -> None:
+        """After :meth:`finish`: re-render the stable runs whose code colours were pending; ``restyled_from`` is
+        the first block that changed (None if none did)."""
+        first = len(self._stable)
+        for run in self._runs:
+            if not run.pending:
+                continue
+            tokens = parse(run.src, {"references": dict(self._references)})
+            blocks, _codes = self._renderer.render_groups(group_blocks(tokens), run.code_base)
+            run.pending = bool(self._renderer.context.pending)
+            for i, h in enumerate(blocks):
+                j = run.first_block + i
+                if self._stable[j] != h:
+                    self._stable[j] = h
+                    first = min(first, j)
+        if first < len(self._stable):
+            self.restyled_from = first
+            self._version += 1
 
     def _fix_late_references(self) -> int:
         refs = len(self._references)
@@ -277,7 +348,12 @@ class MarkdownStream:
             # The blocks before line k parse the same alone (that is what makes k safe), so the tail's tokens
             # are reused unless the tail defined link references (the stable env must only get lines < k's).
             same_refs = len(env["references"]) == len(self._references)
-            self._stabilize("\n".join(self._lines[:k]) + "\n", tokens[:cut_index] if same_refs else None)
+            taken = self._stabilize("\n".join(self._lines[:k]) + "\n", tokens[:cut_index] if same_refs else None)
+            if taken != k:  # a block with pending code colours stays in the tail
+                k = taken
+                cut_index = next((i for i, t in enumerate(tokens) if t.level == 0 and t.nesting >= 0
+                                  and t.map is not None and t.map[0] >= k), len(tokens))
+        if k > 0:
             self._tail_chars -= sum(len(line) + 1 for line in self._lines[:k])
             del self._lines[:k]
             tokens = tokens[cut_index:]
@@ -285,6 +361,7 @@ class MarkdownStream:
                 if tok.map is not None and tok.level == 0:
                     tok.map = [tok.map[0] - k, tok.map[1] - k]
         htmls, codes = self._renderer.render_groups(group_blocks(tokens), len(self._stable_codes))
+        self._tail_pending = bool(self._renderer.context.pending)
         self._set_tail(htmls, codes)
         href = copy_href(self._copy_prefix, len(self._stable_codes))
         self._table = None
@@ -292,6 +369,7 @@ class MarkdownStream:
         if self._fence is not None:
             html = self._fence.advance(self._lines, partial)
             if html is not None:
+                self._tail_pending = False  # the fence's highlighter tracks its own pending parts
                 self._set_tail([html], [])
             else:
                 self._fence = None
@@ -322,15 +400,18 @@ class IncrementalMarkdown:
     * ``thinking`` — the :class:`MarkdownStream` of a leading ``<think>…</think>`` section, or None;
       ``thinking_done`` — whether ``</think>`` was seen.
 
-    ``theme`` is ``"light"`` or ``"dark"`` (``ValueError`` otherwise); ``clock`` (seconds) drives the throttle.
+    ``theme`` is ``"light"`` or ``"dark"`` (``ValueError`` otherwise); ``clock`` (seconds) drives the throttle;
+    ``pool``: lex code in that :class:`~app.core.lexer_pool.LexerPool`'s worker, never in the caller (the UI
+    passes one; see :attr:`highlights_pending` and :attr:`restyled_from`).
     """
 
     def __init__(self, theme: str = "light", *, detect_thinking: bool = True, copy_prefix: str = "",
-                 clock: Clock = time.perf_counter) -> None:
+                 clock: Clock = time.perf_counter, pool: LexerPool | None = None) -> None:
         get_theme(theme)
         self.theme = theme
         self._clock = clock
-        self._answer = MarkdownStream(theme, copy_prefix, clock)
+        self._pool = pool
+        self._answer = MarkdownStream(theme, copy_prefix, clock, pool)
         self._router = ThinkingRouter(detect_thinking)
         self._raw: list[str] = []
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -364,7 +445,7 @@ class IncrementalMarkdown:
                 assert self.thinking is not None
                 self.thinking.feed(r.text)
             elif r.kind == "open":
-                self.thinking = MarkdownStream(self.theme, "t", self._clock)
+                self.thinking = MarkdownStream(self.theme, "t", self._clock, self._pool)
             elif r.kind == "close":
                 assert self.thinking is not None
                 self.thinking.finish()
@@ -447,3 +528,19 @@ class IncrementalMarkdown:
     def finished(self) -> bool:
         """Whether :meth:`finish` was called."""
         return self._answer.finished
+
+    @property
+    def highlights_pending(self) -> bool:
+        """Whether some code (answer or reasoning) shows as plain text while the lexer pool works on it."""
+        return self._answer.highlights_pending or (self.thinking is not None and self.thinking.highlights_pending)
+
+    @property
+    def restyled_from(self) -> int | None:
+        """After :meth:`finish`: the first stable block of the answer that the last :meth:`render` changed
+        (its code colours arrived), else None."""
+        return self._answer.restyled_from
+
+    @property
+    def thinking_restyled(self) -> bool:
+        """Whether the last :meth:`render` changed finished blocks of the reasoning section."""
+        return self.thinking is not None and self.thinking.restyled_from is not None
