@@ -29,6 +29,31 @@
     </message>
 </context>
 <context>
+    <name>ContextMeter</name>
+    <message>
+        <source>context %1 / %2</source>
+        <translation>上下文 %1 / %2</translation>
+    </message>
+    <message>
+        <source>Tokens this chat sends to the model (with what you are typing) out of its context window of %1 tokens; %2 more are kept free for the reply.</source>
+        <translation>本对话（含正在输入的内容）发送给模型的 token 数，上下文窗口共 %1 个 token；另留 %2 个给回复。</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n old message(s) left out</source>
+        <translation>
+            <numerusform>%n 条旧消息未发送</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>The oldest messages no longer fit and are not sent. Start a new chat, or raise the context window in Settings.</source>
+        <translation>最早的消息已放不下，不会发送。请开始新对话，或在设置中增大上下文窗口。</translation>
+    </message>
+    <message>
+        <source>almost full</source>
+        <translation>快满了</translation>
+    </message>
+</context>
+<context>
     <name>DailyFeatures</name>
     <message>
         <source>&amp;File</source>

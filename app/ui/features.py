@@ -38,6 +38,15 @@ class DailyFeatures(QObject):
         self.search.open_requested.connect(self.open_hit)
         self.search.closed.connect(window.input.setFocus)
         self._build_menus()
+        from app.ui.context_meter import ContextMeter
+
+        self.context_meter = ContextMeter(window)
+        window.statusBar().addPermanentWidget(self.context_meter)
+        window.input.textChanged.connect(self.context_meter.schedule)
+        for signal in ("model_ready", "reply_finished"):
+            sig = getattr(window, signal, None)
+            if sig is not None:
+                sig.connect(lambda *_a: self.context_meter.schedule())
 
     # -- menus -------------------------------------------------------------------------------------------
     def _menu(self, key: str, english: str, title: str) -> QMenu:
@@ -103,6 +112,7 @@ class DailyFeatures(QObject):
     def open_hit(self, conv_id: int, message_id: int) -> None:
         """Open the chat of a search hit and show its message."""
         self.w.open_conversation(conv_id)
+        self.context_meter.schedule()
         scroll = getattr(self.w, "scroll_to_message", None)
         if callable(scroll):
             scroll(message_id)
