@@ -2,6 +2,34 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name>AttachmentsBar</name>
+    <message>
+        <source>Attach text files (code, markdown, logs, CSV)…</source>
+        <extracomment>Count tokens right away only below this many characters (the count runs on the loop thread).</extracomment>
+        <translation>附加文本文件（代码、Markdown、日志、CSV）…</translation>
+    </message>
+    <message>
+        <source>Attach files</source>
+        <translation>附加文件</translation>
+    </message>
+    <message>
+        <source>Attach text files</source>
+        <translation>附加文本文件</translation>
+    </message>
+    <message>
+        <source>Remove this attachment</source>
+        <translation>移除此附件</translation>
+    </message>
+    <message>
+        <source>characters</source>
+        <translation>个字符</translation>
+    </message>
+    <message>
+        <source>Attachment %1, press to remove</source>
+        <translation>附件 %1，按下以移除</translation>
+    </message>
+</context>
+<context>
     <name>ChatSettingsDialog</name>
     <message>
         <source>Chat settings: %1</source>
@@ -825,6 +853,13 @@
     <message>
         <source>Enter sends · Shift+Enter new line · Esc stops · Ctrl+F searches all chats · F1 lists every shortcut</source>
         <translation>Enter 发送 · Shift+Enter 换行 · Esc 停止 · Ctrl+F 搜索所有对话 · F1 查看全部快捷键</translation>
+    </message>
+</context>
+<context>
+    <name>self.bar</name>
+    <message>
+        <source>pasted text</source>
+        <translation>粘贴的文本</translation>
     </message>
 </context>
 </TS>

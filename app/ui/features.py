@@ -38,6 +38,7 @@ class DailyFeatures(QObject):
         self.search.open_requested.connect(self.open_hit)
         self.search.closed.connect(window.input.setFocus)
         self._build_menus()
+        self._install_attachments()
         from app.ui.context_meter import ContextMeter
 
         self.context_meter = ContextMeter(window)
@@ -47,6 +48,22 @@ class DailyFeatures(QObject):
             sig = getattr(window, signal, None)
             if sig is not None:
                 sig.connect(lambda *_a: self.context_meter.schedule())
+
+    def _install_attachments(self) -> None:
+        from app.ui.attachments_bar import AttachmentsBar, InputFilter
+
+        self.attachments = AttachmentsBar(self.w)
+        bottom = self.w.input.parentWidget()
+        row = bottom.layout() if bottom is not None else None
+        outer = bottom.parentWidget().layout() if bottom is not None and bottom.parentWidget() else None
+        if row is None or outer is None:
+            return
+        row.insertWidget(0, self.attachments.button, 0, Qt.AlignmentFlag.AlignBottom)
+        outer.insertWidget(outer.indexOf(bottom), self.attachments)
+        self._input_filter = InputFilter(self.attachments)
+        self.w.input.installEventFilter(self._input_filter)
+        self.w.input.viewport().installEventFilter(self._input_filter)
+        self.w.send_button.pressed.connect(self.attachments.compose_into_input)
 
     # -- menus -------------------------------------------------------------------------------------------
     def _menu(self, key: str, english: str, title: str) -> QMenu:
