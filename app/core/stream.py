@@ -179,6 +179,52 @@ class ChunkQueue:
 Producer = Callable[[threading.Event], Iterable[Chunk]]
 
 
+class StopEvent(threading.Event):
+    """The stop flag of one generation: a ``threading.Event`` that also runs callbacks when it is set.
+
+    A worker blocked in a socket read cannot see a flag: an engine that blocks that way (the remote HTTP/SSE
+    engine) registers ``add_callback(abort)``, and ``set()`` — called by ``TokenStream.request_stop`` on the
+    loop thread — runs ``abort`` at once in the thread that sets it (e.g. it shuts the socket down, which wakes
+    the blocked read). A callback added after ``set()`` runs immediately. Callbacks must be quick and must not
+    block; their exceptions are logged, never raised.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._callbacks: list[Callable[[], None]] = []
+        self._cb_lock = threading.Lock()
+
+    def add_callback(self, fn: Callable[[], None]) -> Callable[[], None]:
+        """Run ``fn()`` when the event is set (now, if it already is). Returns a function that unregisters it."""
+        with self._cb_lock:
+            if not self.is_set():
+                self._callbacks.append(fn)
+                fn_added = True
+            else:
+                fn_added = False
+        if not fn_added:
+            self._call(fn)
+
+        def remove() -> None:
+            with self._cb_lock, contextlib.suppress(ValueError):
+                self._callbacks.remove(fn)
+        return remove
+
+    def set(self) -> None:
+        with self._cb_lock:
+            super().set()
+            callbacks, self._callbacks = self._callbacks, []
+        for fn in callbacks:
+            self._call(fn)
+
+    @staticmethod
+    def _call(fn: Callable[[], None]) -> None:
+        try:
+            fn()
+        except Exception:
+            log.exception("a stop callback failed")
+
+
 @dataclass(frozen=True, slots=True)
 class TaggedChunk:
     """A chunk with the id of the generation that produced it (chunks of a stopped generation are dropped)."""
@@ -256,7 +302,7 @@ class TokenStream:
         self.maxsize = maxsize
         self.generation_id = generation_id if generation_id is not None else next(self._ids)
         self.metrics = metrics if metrics is not None else StreamMetrics()
-        self.stop_event = threading.Event()
+        self.stop_event = StopEvent()
         self._name = name
         self._queue: ChunkQueue | None = None
         self._thread: threading.Thread | None = None

@@ -1,0 +1,348 @@
+"""Brook's model for other apps: an OpenAI-compatible API on Starlette (the ASGI stack ``llama_cpp.server`` uses).
+
+``GET /v1/models`` and ``POST /v1/chat/completions`` (streaming as SSE, or one JSON answer). Every request goes
+through the engine's ``FairScheduler`` (``scheduler_for(engine)``), the one the window uses: a window reply and
+an API request wait in FIFO order. Each reply runs in a ``TokenStream`` worker; a client that disconnects
+(streaming or not) cancels the reply's task, whose cleanup calls ``TokenStream.request_stop`` — the same stop
+path as the Stop button — so its generation stops within one token.
+
+Security: an optional API key (``Authorization: Bearer …``, compared in constant time), a request body limit
+(bytes), a ``max_tokens`` limit, no CORS unless origins are given, and OpenAI-shaped 4xx/5xx errors (never a
+traceback; the log keeps it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import itertools
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from app.core.errors import BrookError
+from app.core.generation import StreamSettings
+from app.core.scheduler import scheduler_for
+from app.core.stream import TokenStream
+from app.core.types import Chunk
+from app.server.schema import APIError, ChatRequest, parse_chat_request
+
+log = logging.getLogger("brook.server")
+
+#: Largest request body accepted (bytes): 1 MiB is ~250,000 tokens of chat history, beyond any small model's
+#: context window.
+MAX_BODY_BYTES = 1 << 20
+#: Largest ``max_tokens`` accepted, and the default when a request gives none (tokens).
+MAX_TOKENS_LIMIT = 4096
+DEFAULT_MAX_TOKENS = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ServerOptions:
+    """``api_key``: required as a Bearer token when set; ``max_body_bytes``/``max_tokens_limit``: see above;
+    ``cors_origins``: origins allowed by CORS (empty: no CORS headers at all); ``stream``: the first-token and
+    total budgets of each reply (seconds)."""
+
+    api_key: str | None = None
+    max_body_bytes: int = MAX_BODY_BYTES
+    max_tokens_limit: int = MAX_TOKENS_LIMIT
+    default_max_tokens: int = DEFAULT_MAX_TOKENS
+    cors_origins: tuple[str, ...] = ()
+    stream: StreamSettings = field(default_factory=StreamSettings)
+
+
+_ids = itertools.count(1)
+
+
+def _error_response(err: APIError) -> JSONResponse:
+    return JSONResponse(err.body(), status_code=err.status, headers=err.headers)
+
+
+async def _read_json(request: Request, limit: int) -> Any:
+    length = request.headers.get("content-length")
+    if length is not None:
+        try:
+            too_big = int(length) > limit
+        except ValueError:
+            raise APIError(400, "Bad Content-Length header.") from None
+        if too_big:
+            raise APIError(413, f"The request body is larger than this server's limit of {limit} bytes.",
+                           code="request_too_large")
+    buf = bytearray()
+    async for piece in request.stream():
+        buf += piece
+        if len(buf) > limit:
+            raise APIError(413, f"The request body is larger than this server's limit of {limit} bytes.",
+                           code="request_too_large")
+    try:
+        return json.loads(buf)
+    except ValueError as exc:
+        raise APIError(400, f"The request body is not valid JSON ({exc}).") from None
+
+
+async def _wait_disconnect(receive: Receive) -> None:
+    """Return when the client has gone (ASGI ``http.disconnect``; the request body was read before)."""
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+
+
+async def _race_disconnect(work: Awaitable[Any], receive: Receive) -> tuple[bool, Any]:
+    """Run ``work``; if the client disconnects first, cancel it (→ ``TokenStream.request_stop``).
+    Returns (client left, work's result)."""
+    task = asyncio.ensure_future(work)
+    watcher = asyncio.ensure_future(_wait_disconnect(receive))
+    try:
+        await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        task.cancel()
+        watcher.cancel()
+        raise
+    if task.done():
+        watcher.cancel()
+        if task.cancelled():          # the server is stopping (``BrookAPI.stop_all``)
+            return True, None
+        return False, task.result()
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        pass
+    return True, None
+
+
+class BrookAPI:
+    """The ASGI app. ``engine_provider()`` returns the engine to serve (the window's current one, which may
+    change when the user opens another model); ``app`` is the Starlette application."""
+
+    def __init__(self, engine_provider: Callable[[], Any], options: ServerOptions | None = None) -> None:
+        self.engine_provider = engine_provider
+        self.options = options or ServerOptions()
+        self.active = 0                  # replies streaming now (for tests and the status bar)
+        self.served = 0
+        self._tasks: set[asyncio.Task[Any]] = set()
+        middleware = []
+        if self.options.cors_origins:
+            middleware.append(Middleware(CORSMiddleware, allow_origins=list(self.options.cors_origins),
+                                         allow_methods=["GET", "POST"], allow_headers=["Authorization",
+                                                                                       "Content-Type"]))
+        self.app = Starlette(
+            routes=[Route("/v1/models", self.models, methods=["GET"]),
+                    Route("/v1/chat/completions", self.chat_completions, methods=["POST"]),
+                    Route("/health", self.health, methods=["GET"])],
+            middleware=middleware,
+            exception_handlers={HTTPException: self._http_exception, Exception: self._internal_error},
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.app(scope, receive, send)
+
+    async def stop_all(self) -> None:
+        """Stop every reply in flight or in line (as if its client had left) and wait for them to end."""
+        tasks = list(self._tasks)
+        for t in tasks:
+            t.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    # handlers ------------------------------------------------------------------------------------------
+    async def _http_exception(self, _request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        kind = "not_found" if exc.status_code == 404 else None
+        return _error_response(APIError(exc.status_code, str(exc.detail), code=kind))
+
+    async def _internal_error(self, _request: Request, exc: Exception) -> Response:
+        log.error("internal error in the API", exc_info=exc)
+        return _error_response(APIError(500, "Internal server error (see Brook's log).", type="server_error"))
+
+    def _check_key(self, request: Request) -> None:
+        key = self.options.api_key
+        if not key:
+            return
+        given = request.headers.get("authorization", "")
+        scheme, _, token = given.partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), key.encode()):
+            raise APIError(401, "Missing or wrong API key: send 'Authorization: Bearer <key>'.",
+                           code="invalid_api_key")
+
+    def _engine(self) -> Any:
+        engine = self.engine_provider()
+        if engine is None or not getattr(engine, "loaded", False):
+            raise APIError(503, "The model is still loading; try again in a moment.", type="server_error",
+                           code="model_loading", headers={"Retry-After": "5"})
+        return engine
+
+    async def health(self, _request: Request) -> Response:
+        engine = self.engine_provider()
+        return JSONResponse({"status": "ok" if engine is not None and engine.loaded else "loading"})
+
+    async def models(self, request: Request) -> Response:
+        try:
+            self._check_key(request)
+            engine = self._engine()
+        except APIError as err:
+            return _error_response(err)
+        return JSONResponse({"object": "list", "data": [
+            {"id": engine.name, "object": "model", "created": 0, "owned_by": "brook"}]})
+
+    async def chat_completions(self, request: Request) -> Response:
+        try:
+            self._check_key(request)
+            body = await _read_json(request, self.options.max_body_bytes)
+            engine = self._engine()
+            req = parse_chat_request(body, models=[engine.name], max_tokens_limit=self.options.max_tokens_limit,
+                                     default_max_tokens=self.options.default_max_tokens)
+        except APIError as err:
+            return _error_response(err)
+        if req.stream:
+            return _ASGIResponse(lambda receive, send: self._stream(engine, req, receive, send))
+        return _ASGIResponse(lambda receive, send: self._complete(engine, req, receive, send))
+
+    # generation ----------------------------------------------------------------------------------------
+    async def _generate(self, engine: Any, req: ChatRequest, on_batch: Callable[[list[Chunk]], Awaitable[None]]
+                        ) -> tuple[int, str | None]:
+        """Wait for the engine's slot (FIFO, shared with the window), stream the reply, hand each batch to
+        ``on_batch``. Returns (completion tokens, finish reason). Cancelling it stops the generation (the
+        worker returns within one token) and releases the slot when the worker has returned."""
+        settings = self.options.stream
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        try:
+            return await self._generate_in_slot(engine, req, on_batch, settings)
+        finally:
+            self._tasks.discard(task)
+
+    async def _generate_in_slot(self, engine: Any, req: ChatRequest,
+                                on_batch: Callable[[list[Chunk]], Awaitable[None]],
+                                settings: StreamSettings) -> tuple[int, str | None]:
+        slot = await scheduler_for(engine).acquire()
+        stream = TokenStream(lambda stop: engine.stream(req.messages, req.params, stop),
+                             maxsize=settings.queue_maxsize, name="brook-api")
+        tokens = 0
+        finish: str | None = None
+        self.active += 1
+        try:
+            stream.start()
+            loop = asyncio.get_running_loop()
+            t0 = loop.time()
+            async with asyncio.timeout_at(t0 + min(settings.first_token_timeout_s, settings.total_timeout_s)) as tb:
+                first = True
+                while (batch := await stream.get_batch()) is not None:
+                    if first:
+                        first = False
+                        tb.reschedule(t0 + settings.total_timeout_s)
+                    for c in batch:
+                        tokens += c.n_tokens
+                        finish = c.finish_reason or finish
+                    await on_batch(batch)
+        finally:
+            self.active -= 1
+            stream.request_stop()
+            assert stream.worker_done is not None
+            stream.worker_done.add_done_callback(lambda _f: slot.release())
+        self.served += 1
+        return tokens, finish
+
+    async def _stream(self, engine: Any, req: ChatRequest, receive: Receive, send: Send) -> None:
+        cid, created = f"chatcmpl-brook-{next(_ids)}", int(time.time())
+        await send({"type": "http.response.start", "status": 200, "headers": [
+            (b"content-type", b"text/event-stream; charset=utf-8"), (b"cache-control", b"no-store"),
+            (b"x-accel-buffering", b"no")]})
+
+        def event(delta: dict[str, Any], finish: str | None = None) -> bytes:
+            obj = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": engine.name,
+                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+            return b"data: " + json.dumps(obj, ensure_ascii=False).encode("utf-8") + b"\n\n"
+
+        async def body(data: bytes) -> None:
+            await send({"type": "http.response.body", "body": data, "more_body": True})
+
+        async def on_batch(batch: list[Chunk]) -> None:
+            parts = [event({"content": c.text}) for c in batch if c.text]
+            if parts:
+                await body(b"".join(parts))
+
+        async def work() -> tuple[int, str | None]:
+            await body(event({"role": "assistant", "content": ""}))
+            return await self._generate(engine, req, on_batch)
+
+        tail: list[bytes] = []
+        try:
+            left, result = await _race_disconnect(work(), receive)
+        except (BrookError, TimeoutError) as exc:
+            msg = str(exc) or "The reply took too long (timeout)."
+            log.warning("API reply failed: %s", msg)
+            err = {"error": {"message": msg, "type": "server_error", "param": None, "code": None}}
+            tail.append(b"data: " + json.dumps(err).encode("utf-8") + b"\n\n")
+            left, result = False, None
+        if left:
+            log.info("API client disconnected; its reply was stopped")
+            return
+        if result is not None:
+            tokens, finish = result
+            tail.append(event({}, finish or "stop"))
+            if req.include_usage:
+                usage = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": engine.name,
+                         "choices": [], "usage": _usage(engine, req, tokens)}
+                tail.append(b"data: " + json.dumps(usage).encode("utf-8") + b"\n\n")
+        tail.append(b"data: [DONE]\n\n")
+        await send({"type": "http.response.body", "body": b"".join(tail), "more_body": False})
+
+    async def _complete(self, engine: Any, req: ChatRequest, receive: Receive, send: Send) -> None:
+        parts: list[str] = []
+
+        async def on_batch(batch: list[Chunk]) -> None:
+            parts.extend(c.text for c in batch)
+
+        try:
+            left, result = await _race_disconnect(self._generate(engine, req, on_batch), receive)
+        except (BrookError, TimeoutError) as exc:
+            await _error_response(APIError(500, str(exc) or "The reply took too long (timeout).",
+                                           type="server_error"))({"type": "http"}, receive, send)
+            return
+        if left:
+            log.info("API client disconnected; its reply was stopped")
+            return
+        tokens, finish = result
+        answer = {"id": f"chatcmpl-brook-{next(_ids)}", "object": "chat.completion", "created": int(time.time()),
+                  "model": engine.name,
+                  "choices": [{"index": 0, "message": {"role": "assistant", "content": "".join(parts)},
+                               "finish_reason": finish or "stop"}],
+                  "usage": _usage(engine, req, tokens)}
+        await JSONResponse(answer)({"type": "http"}, receive, send)
+
+
+def _usage(engine: Any, req: ChatRequest, completion_tokens: int) -> dict[str, int]:
+    prompt = 0
+    count = getattr(engine, "count_tokens", None)
+    if count is not None:
+        try:
+            prompt = sum(count(m["content"]) for m in req.messages)
+        except Exception:      # a remote engine, or an unloaded one: unknown
+            prompt = 0
+    return {"prompt_tokens": prompt, "completion_tokens": completion_tokens,
+            "total_tokens": prompt + completion_tokens}
+
+
+class _ASGIResponse(Response):
+    """A response written by a coroutine ``run(receive, send)`` that sends its own ASGI messages."""
+
+    def __init__(self, run: Callable[[Receive, Send], Awaitable[None]]) -> None:
+        self._run = run
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._run(receive, send)

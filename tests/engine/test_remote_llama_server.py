@@ -1,0 +1,165 @@
+"""The remote engine against the real ``python -m llama_cpp.server`` serving the bundled model (issue 12).
+
+The server runs in a subprocess on 127.0.0.1. To count the tokens it decodes, the subprocess wraps
+``llama_cpp.Llama.eval`` (called once per decode step, once per prompt batch) to append the wall-clock time of
+each call to a file; nothing of Brook's HTTP code is replaced.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from app.core.conversation import Conversation, Message, MessageStatus, Role
+from app.core.generation import generate
+from app.core.scheduler import scheduler_for
+from app.core.types import GenerationParams
+from app.engine.remote import RemoteConnection, RemoteEngine
+
+pytestmark = [pytest.mark.timeout(300), pytest.mark.model, pytest.mark.slow]
+
+pytest.importorskip("llama_cpp.server.app", reason="llama-cpp-python[server] is not installed")
+
+#: Runs llama_cpp.server with ``Llama.eval`` wrapped to log one line per call: wall time and tokens evaluated.
+_WRAPPER = """
+import os, sys, time, runpy
+import llama_cpp
+_log = open(os.environ["BROOK_EVAL_LOG"], "a", buffering=1)
+_eval = llama_cpp.Llama.eval
+def eval(self, tokens):
+    _eval(self, tokens)
+    _log.write(f"{time.time():.6f} {len(tokens)}\\n")
+llama_cpp.Llama.eval = eval
+sys.argv[0] = "llama_cpp.server"
+runpy.run_module("llama_cpp.server", run_name="__main__")
+"""
+
+COUNT_PROMPT = "Count from 1 to 100, one number per line, and nothing else."
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class LlamaServer:
+    def __init__(self, proc: subprocess.Popen[bytes], url: str, eval_log: Path) -> None:
+        self.proc, self.url, self.eval_log = proc, url, eval_log
+
+    def evals(self) -> list[tuple[float, int]]:
+        """The server's ``eval`` calls, oldest first: (wall time, tokens). A decode step evaluates 1 token; a
+        prompt (prefill) several."""
+        out = []
+        for line in self.eval_log.read_text().splitlines():
+            t, n = line.split()
+            out.append((float(t), int(n)))
+        return out
+
+
+@pytest.fixture(scope="module")
+def llama_server(bundled_model: Path, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    folder = tmp_path_factory.mktemp("llama-server")
+    port = _free_port()
+    eval_log = folder / "evals.txt"
+    eval_log.touch()
+    log = open(folder / "server.log", "wb")   # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _WRAPPER, "--model", str(bundled_model), "--model_alias", "smollm2",
+         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048"],
+        stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "BROOK_EVAL_LOG": str(eval_log)})
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            if proc.poll() is not None:
+                pytest.fail("llama_cpp.server exited:\n" + (folder / "server.log").read_text()[-3000:])
+            try:
+                if httpx.get(f"{url}/models", timeout=5).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail("llama_cpp.server did not start within 180 s")
+            time.sleep(0.2)
+        yield LlamaServer(proc, url, eval_log)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def _reply(engine: RemoteEngine, prompt: str, params: GenerationParams, stop_after_chunks: int | None = None
+           ) -> tuple[Message, float | None]:
+    """One reply through the app's pipeline; with ``stop_after_chunks``, press Stop after that many chunks.
+    Returns the reply and the wall time of Stop."""
+    conv = Conversation()
+    conv.add(Message(Role.USER, prompt))
+    reply = conv.add(Message(Role.ASSISTANT))
+    t_stop: float | None = None
+
+    async def main() -> None:
+        nonlocal t_stop
+        task = asyncio.ensure_future(generate(engine, scheduler_for(engine), conv, reply, params))
+        if stop_after_chunks is not None:
+            while reply.chunks < stop_after_chunks and not task.done():
+                await asyncio.sleep(0.002)
+            t_stop = time.time()
+            task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+        assert reply.stream is not None
+        await reply.stream.wait_closed()
+
+    asyncio.run(asyncio.wait_for(main(), 240))
+    return reply, t_stop
+
+
+def test_streamed_reply_stop_and_the_next_request(llama_server: LlamaServer) -> None:
+    engine = RemoteEngine(RemoteConnection(llama_server.url))
+    engine.load()
+    assert engine.name == "smollm2"
+    params = GenerationParams(temperature=0.0, seed=42, max_tokens=300)
+
+    # 1. a streamed reply
+    reply, _ = _reply(engine, "Say hello in one short sentence.", GenerationParams(temperature=0.0, max_tokens=40))
+    assert reply.status is MessageStatus.DONE, reply.error
+    assert reply.text.strip() and "\ufffd" not in reply.text
+    assert reply.chunks >= 3
+
+    # 2. Stop mid-reply: the server stops decoding once it sees the disconnect
+    before = len(llama_server.evals())
+    stopped, t_stop = _reply(engine, COUNT_PROMPT, params, stop_after_chunks=10)
+    assert stopped.status is MessageStatus.STOPPED and stopped.text
+    assert t_stop is not None
+
+    # 3. a second request right after Stop is served (after the server's stopped generation ended)
+    again, _ = _reply(engine, "Say hello in one short sentence.", GenerationParams(temperature=0.0, max_tokens=20))
+    assert again.status is MessageStatus.DONE, again.error
+    evals = llama_server.evals()[before:]
+    n_before = sum(1 for t, n in evals if n == 1 and t <= t_stop)
+    after_stop = 0
+    for t, n in evals:                   # decode steps after Stop, up to the next request's prompt eval
+        if t > t_stop:
+            if n > 1:
+                break
+            after_stop += 1
+    print(f"\nllama_cpp.server decode steps: {n_before} before Stop, {after_stop} after the disconnect "
+          f"(the stopped reply had {stopped.chunks} chunks; max_tokens {params.max_tokens})")
+    # The server decodes at most a couple of tokens already in flight, not the rest of the 300-token reply
+    # (had Stop not closed the stream, it would have decoded until max_tokens or the end of the count).
+    assert after_stop <= 3
