@@ -40,6 +40,20 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write every chat to DIR as JSON and Markdown (a backup), then exit without a window")
     p.add_argument("--import", dest="import_file", metavar="FILE", type=Path,
                    help="add the chats of a JSON export to the history, then exit without a window")
+    remote = p.add_argument_group("remote server (any OpenAI-compatible API: llama-server, vLLM, Ollama, …)")
+    remote.add_argument("--remote", metavar="URL", help="chat with the model of a server, e.g. "
+                        "http://127.0.0.1:8080/v1 (its API key: BROOK_REMOTE_API_KEY)")
+    remote.add_argument("--remote-model", metavar="ID", help="with --remote: the model id (default: the first listed)")
+    remote.add_argument("--remote-concurrency", type=int, default=1, metavar="N",
+                        help="with --remote: generations the server runs at once (default 1; more for vLLM)")
+    serve = p.add_argument_group("Brook as a server (OpenAI-compatible API for other apps)")
+    serve.add_argument("--serve", action="store_true", help="serve the model headless (no window) until Ctrl+C")
+    serve.add_argument("--host", default=None, help="with --serve: address to bind (default 127.0.0.1; any other "
+                       "address requires an API key)")
+    serve.add_argument("--port", type=int, default=None, help="with --serve: port (default 8080; 0: a free one)")
+    serve.add_argument("--api-key", default=None, help="with --serve: the key clients must send (or BROOK_API_KEY)")
+    serve.add_argument("--cors-origin", action="append", metavar="ORIGIN",
+                       help="with --serve: allow browser apps from ORIGIN (repeatable; default: no CORS)")
     return p
 
 
@@ -69,6 +83,12 @@ def make_engine(args: argparse.Namespace, settings: object):
 
     if args.scripted:
         return ScriptedEngine(tokens_per_s=1000.0 / args.slow_ms if args.slow_ms else 40.0, repeat=3)
+    if getattr(args, "remote", None):
+        from app.engine.remote import RemoteConnection, RemoteEngine
+
+        return RemoteEngine(RemoteConnection(args.remote, args.remote_model,
+                                             os.environ.get("BROOK_REMOTE_API_KEY") or None,
+                                             max(1, args.remote_concurrency)))
     path = args.model or getattr(settings, "model_path", None)
     if path is None:
         path = bundled_model_path()
@@ -86,6 +106,11 @@ def main(argv: list[str] | None = None) -> int:
     install_excepthook()
     if args.export is not None or args.import_file is not None:
         return export_or_import(args)
+    if args.serve:
+        from app.core.settings import AppSettings
+        from app.server.run import serve_main
+
+        return serve_main(args, lambda: make_engine(args, AppSettings.load()))
     if args.smoke_test and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY") \
             and sys.platform.startswith("linux"):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")

@@ -13,6 +13,7 @@ import contextlib
 import ipaddress
 import logging
 import os
+import signal
 import socket
 import sys
 from collections.abc import Callable, Iterator
@@ -166,15 +167,22 @@ def serve_main(args: argparse.Namespace, make_engine: Callable[[], Any]) -> int:
         except EngineError as exc:
             print(f"brook: {exc}", file=sys.stderr)
             return 2
-        server = BrookServer(lambda: engine, host=host, port=port, options=options, handle_signals=True)
+        server = BrookServer(lambda: engine, host=host, port=port, options=options)
         try:
             await server.start()
         except ServerError as exc:
             print(f"brook: {exc}", file=sys.stderr)
             return 2
         print(f"Brook serves {engine.name} at {server.url} (OpenAI-compatible; Ctrl+C stops)", flush=True)
+        stop = asyncio.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):   # Windows: Ctrl+C raises instead
+                loop.add_signal_handler(sig, stop.set)
         try:
-            await server.serve_forever()
+            waiting = asyncio.ensure_future(stop.wait())
+            await asyncio.wait({waiting, asyncio.ensure_future(server.serve_forever())},
+                               return_when=asyncio.FIRST_COMPLETED)
+            waiting.cancel()
         finally:
             await server.stop()
             await shutdown([], [engine])
