@@ -223,6 +223,8 @@ class SSEServer:
                     writer.write(b"%x\r\n%s\r\n" % (len(data), data) if reply.chunked else data)
                     await writer.drain()
                 written += 1
+                if written % 32 == 0:
+                    await asyncio.sleep(0)      # let the disconnect watcher run when writing falls behind
                 if pause and not reply.pace_per_s:
                     await asyncio.sleep(pause)
             if reply.end == "hang":
@@ -236,10 +238,15 @@ class SSEServer:
 
         writing = asyncio.create_task(write_all())
         await asyncio.wait({writing, left}, return_when=asyncio.FIRST_COMPLETED)
+        gone: float | None = None
         if left.done() and not writing.done():
             writing.cancel()
+            gone = left.result()
+        elif writing.done() and not writing.cancelled() and isinstance(writing.exception(), ConnectionError):
+            gone = left.result() if left.done() else time.perf_counter()   # a write failed: the client left
+        if gone is not None:
             with self._cond:
-                self.disconnects.append(Disconnect(left.result(), written))
+                self.disconnects.append(Disconnect(gone, written))
                 self._cond.notify_all()
         with contextlib.suppress(BaseException):
             await writing
