@@ -242,7 +242,17 @@ def test_a_client_that_disconnects_stops_its_generation(stream: bool) -> None:
 def test_window_replies_and_api_requests_wait_in_fifo_order() -> None:
     """A window reply holds the model; an API request and then another window reply wait; they are served in
     the order they asked."""
-    engine = ScriptedEngine(["a", "b", "c"], tokens_per_s=20, name="brook-test")
+    gate = threading.Event()
+
+    class HeldEngine(ScriptedEngine):
+        """The first reply holds the model until the test opens ``gate``."""
+
+        def stream(self, messages, params, stop):  # type: ignore[no-untyped-def]
+            if self.n_calls == 0:
+                gate.wait(60)
+            yield from super().stream(messages, params, stop)
+
+    engine = HeldEngine(["a", "b", "c"], tokens_per_s=0, name="brook-test")
     engine.load()
 
     async def main() -> list[str]:
@@ -257,7 +267,7 @@ def test_window_replies_and_api_requests_wait_in_fifo_order() -> None:
 
         try:
             first = window_reply("window 1")
-            while engine.active == 0:
+            while sched.active == 0:
                 await asyncio.sleep(0.005)
             async with httpx.AsyncClient(timeout=60) as client:
                 api = asyncio.ensure_future(client.post(f"{server.url}/chat/completions", json={
@@ -267,6 +277,7 @@ def test_window_replies_and_api_requests_wait_in_fifo_order() -> None:
                 second = window_reply("window 2")
                 while sched.waiting < 2:
                     await asyncio.sleep(0.005)
+                gate.set()
                 await asyncio.gather(first, second)
                 assert (await api).status_code == 200
         finally:
