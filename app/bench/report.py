@@ -41,6 +41,7 @@ PLAN: list[tuple[str, list[str], list[str]]] = [
     ("render", ["--inspector", "--series", "{series}"],
      ["--tokens", "2000", "--repeats", "1", "--inspector", "--rounds", "1", "--series", "{series}"]),
     ("feeds", [], ["--repeats", "1"]),
+    ("search", [], ["--messages", "2000", "--rounds", "2"]),
     ("history", [], []),
     ("remote", [], []),
 ]

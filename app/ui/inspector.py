@@ -23,13 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QLabel,
+    QMainWindow,
     QPushButton,
     QSizePolicy,
     QVBoxLayout,
@@ -180,6 +181,15 @@ class StreamInspector(QWidget):
         self._reset()
         self.title.setText(title or "Stream timeline")
         self.refresh()
+
+    @property
+    def reply(self) -> Message | None:
+        """The reply shown (None for a bare ``StreamMetrics`` or nothing)."""
+        return self._reply
+
+    @property
+    def watchdog(self) -> Any:
+        return self._watchdog
 
     def set_watchdog(self, watchdog: Any) -> None:
         """Show the stalls of an ``app.core.watchdog.LoopWatchdog`` (count, longest, spans in the plots)."""
@@ -367,7 +377,8 @@ class StreamInspector(QWidget):
 
 
 class StreamInspectorDock(QDockWidget):
-    """The inspector in a dock (``inspector`` is the ``StreamInspector``)."""
+    """The inspector in a dock (``inspector`` is the ``StreamInspector``). It follows the reply that is
+    streaming (``on_painted``, from the coalescer's ``painted`` signal) unless one was chosen with ``inspect``."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Stream inspector", parent)
@@ -375,3 +386,53 @@ class StreamInspectorDock(QDockWidget):
         self.inspector = StreamInspector(self)
         self.setWidget(self.inspector)
         self.setAllowedAreas(Qt.DockWidgetArea.BottomDockWidgetArea | Qt.DockWidgetArea.RightDockWidgetArea)
+        self.pinned: Message | None = None
+
+    def inspect(self, reply: Message | None) -> None:
+        """Show ``reply`` (the selected one) and stay on it; None: follow the streaming reply again."""
+        self.pinned = reply
+        if reply is not None:
+            self.inspector.set_reply(reply)
+            self.show()
+            self.raise_()
+
+    def on_painted(self, reply: Message, _n: int = 0) -> None:
+        """A render tick painted ``reply``: follow it (when nothing is pinned) and let the inspector redraw."""
+        if not self.isVisible():
+            return
+        if self.pinned is None and self.inspector.reply is not reply:
+            self.inspector.set_reply(reply)
+        self.inspector.poke()
+
+    def showEvent(self, event: Any) -> None:
+        super().showEvent(event)
+        window = self.parent()
+        if self.inspector.watchdog is None and getattr(window, "watchdog", None) is not None:
+            self.inspector.set_watchdog(window.watchdog)         # started by the launcher
+        if self.inspector.reply is None:                           # nothing yet: the latest reply of the chat
+            conv = getattr(window, "conversation", None)
+            replies = [m for m in getattr(conv, "messages", []) if m.role.value == "assistant"]
+            if replies:
+                self.inspector.set_reply(replies[-1])
+
+
+def install_inspector(window: QMainWindow, coalescer: Any) -> StreamInspectorDock:
+    """Add the stream inspector to ``window``: a dock at the bottom, hidden, toggled by View → Stream inspector
+    (Ctrl+Shift+I), following the replies ``coalescer`` (an ``app.ui.coalescer.Coalescer``) paints. Returns the
+    dock (``dock.inspect(reply)`` shows a chosen reply)."""
+    dock = StreamInspectorDock(window)
+    window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+    dock.hide()
+    action = dock.toggleViewAction()
+    action.setText("Stream &inspector")
+    action.setShortcut(QKeySequence("Ctrl+Shift+I"))
+    action.setToolTip("Where each chunk of a reply waited: timeline, queue, ticks, stalls (Ctrl+Shift+I)")
+    bar = window.menuBar()
+    view_menu = next((a.menu() for a in bar.actions()
+                      if a.menu() is not None and a.text().replace("&", "") == "View"), None)
+    if view_menu is None:
+        view_menu = bar.addMenu("&View")
+    view_menu.addAction(action)
+    window.addAction(action)
+    coalescer.painted.connect(dock.on_painted)
+    return dock

@@ -9,7 +9,7 @@ import json
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QGuiApplication, QWheelEvent
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QLineEdit, QMainWindow
 
 from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.core.generation import generate
@@ -18,7 +18,7 @@ from app.core.scheduler import FairScheduler
 from app.core.types import GenerationParams
 from app.engine.scripted import ScriptedEngine
 from app.ui.coalescer import Coalescer
-from app.ui.inspector import StreamInspector, StreamInspectorDock
+from app.ui.inspector import StreamInspector, StreamInspectorDock, install_inspector
 
 pytestmark = pytest.mark.timeout(60)
 WORDS = [f"w{i} " for i in range(40)]
@@ -189,3 +189,48 @@ def test_it_follows_a_live_reply_and_counts_loop_stalls(qtbot, qloop) -> None:
     assert insp.refreshes >= 2
     assert insp.figure_labels["loop stalls"].text() == "2 (longest 340 ms)"
     assert "".join(json.loads(insp.to_json())["chunks"]["text"]) == reply.text
+
+
+def test_view_menu_ctrl_shift_i_shows_the_dock_which_follows_the_streaming_reply(qtbot, qloop) -> None:
+    win = QMainWindow()
+    qtbot.addWidget(win)
+    typing = QLineEdit()                    # keys go to the focused widget, as in the app's prompt box
+    win.setCentralWidget(typing)
+    coalescer = Coalescer(win)
+    c = Conversation()
+    win.conversation = c                    # what the app's window has: the dock starts on its latest reply
+    old = c.add(Message(Role.ASSISTANT, "an old reply"))
+    dock = install_inspector(win, coalescer)
+    win.show()
+    qtbot.waitExposed(win)
+    menu = next(a.menu() for a in win.menuBar().actions() if a.text() == "&View")
+    action = next(a for a in menu.actions() if "inspector" in a.text())
+    assert action.shortcut().toString() == "Ctrl+Shift+I" and not dock.isVisible()
+    win.activateWindow()
+    qtbot.waitUntil(win.isActiveWindow)
+    typing.setFocus()
+    qtbot.keyClick(typing, Qt.Key.Key_I, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    qtbot.waitUntil(dock.isVisible)
+    assert dock.inspector.reply is old
+
+    engine = ScriptedEngine("Follow me as I stream. " * 4, tokens_per_s=0)
+    engine.load()
+
+    async def stream_one() -> Message:
+        c.add(Message(Role.USER, "hi"))
+        reply = c.add(Message(Role.ASSISTANT, status=MessageStatus.WAITING))
+        coalescer.attach(reply, lambda _t: None, lambda: True)
+        await generate(engine, FairScheduler(), c, reply, GenerationParams(max_tokens=100))
+        await reply.stream.wait_closed()
+        while reply.pending or len(reply.stream_metrics.painted) < reply.chunks:
+            await asyncio.sleep(0.01)
+        coalescer.detach(reply)
+        return reply
+
+    first = qloop.run_until_complete(asyncio.wait_for(stream_one(), 30))
+    assert dock.inspector.reply is first            # followed the reply that streamed
+    dock.inspect(old)                                # a chosen reply stays shown
+    qloop.run_until_complete(asyncio.wait_for(stream_one(), 30))
+    assert dock.inspector.reply is old
+    qtbot.keyClick(typing, Qt.Key.Key_I, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    qtbot.waitUntil(lambda: not dock.isVisible())
