@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from pyqtgraph.functions import create_qpolygonf, ndarray_from_qpolygonf
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPen, QWheelEvent
+from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPen, QPixmap, QWheelEvent
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from app.core.timeline import Timeline
@@ -100,6 +100,8 @@ class TimelineView(QWidget):
         self.marker: int | None = None
         self.paints = 0
         self._drawn: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._static: QPixmap | None = None
+        self._static_key: tuple[Any, ...] = ()
         self._drag: tuple[QPointF, tuple[float, float], tuple[float, float]] | None = None
 
     # data ------------------------------------------------------------------------------------------------
@@ -195,18 +197,26 @@ class TimelineView(QWidget):
         painter.drawPath(fn.arrayToQPath(r.left() + (xs - x0) * sx, r.bottom() - (ys - yr[0]) * sy, connect="pairs",
                                          finiteCheck=False))
 
-    def paintEvent(self, event: QPaintEvent) -> None:
-        self.paints += 1
-        painter = QPainter(self)
+    def _static_layer(self) -> QPixmap:
+        """Everything but the series (grid, spans, frames, labels, legend), cached: it changes only with the
+        size, the ranges (a few times per reply while following), the stalls and the palette."""
+        tl = self.tl
+        prefill = tl.prefill if tl is not None else None
+        dpr = self.devicePixelRatioF()
+        key = (self.width(), self.height(), dpr, self.x_range, self.y_range, self.queue_max, self.tick_max,
+               tuple(self.stalls), prefill, self.palette().cacheKey())
+        if key == self._static_key and self._static is not None:
+            return self._static
+        pixmap = QPixmap(max(1, round(self.width() * dpr)), max(1, round(self.height() * dpr)))
+        pixmap.setDevicePixelRatio(dpr)
+        painter = QPainter(pixmap)
         pal = self.palette()
-        painter.fillRect(self.rect(), pal.base())
+        painter.fillRect(QRectF(0, 0, self.width(), self.height()), pal.base())
         fg = pal.text().color()
         grid = QColor(fg)
         grid.setAlpha(35)
         chunk, queue, ticks = self.panels()
         x0, x1 = self.x_range
-        tl = self.tl
-        drawn: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         # grid and axes
         fm = painter.fontMetrics()
         painter.setPen(QPen(grid, 0))
@@ -228,8 +238,8 @@ class TimelineView(QWidget):
             ylabels.append((py, f"{yt:g}"))
             yt += ystep
         # shaded spans: prefill, stalls
-        if tl is not None and tl.prefill is not None:
-            a, b = self._xpix(chunk, tl.prefill[0]), self._xpix(chunk, tl.prefill[1])
+        if prefill is not None:
+            a, b = self._xpix(chunk, prefill[0]), self._xpix(chunk, prefill[1])
             shade = QColor(fg)
             shade.setAlpha(28)
             painter.fillRect(QRectF(a, chunk.top(), max(1.0, b - a), chunk.height()), shade)
@@ -241,8 +251,48 @@ class TimelineView(QWidget):
             a, b = self._xpix(chunk, s0), self._xpix(chunk, s1)
             for r in (chunk, queue, ticks):
                 painter.fillRect(QRectF(a, r.top(), max(2.0, b - a), r.height()), STALL_COLOR)
+        # frames, labels, legend
+        painter.setPen(QPen(QColor(fg.red(), fg.green(), fg.blue(), 110), 0))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        for r in (chunk, queue, ticks):
+            painter.drawRect(r)
+        painter.setPen(fg)
+        for px, text in labels:
+            painter.drawText(QPointF(px - fm.horizontalAdvance(text) / 2, ticks.bottom() + fm.ascent() + 3), text)
+        painter.drawText(QPointF(4, ticks.bottom() + fm.ascent() + 3), "ms")   # the time axis' unit
+        for py, text in ylabels:
+            painter.drawText(QPointF(chunk.left() - 4 - fm.horizontalAdvance(text), py + fm.ascent() / 2 - 1), text)
+        for r, top in ((queue, f"{self.queue_max:.0f}"), (ticks, f"{self.tick_max:.0f}")):
+            painter.drawText(QPointF(r.left() - 4 - fm.horizontalAdvance(top), r.top() + fm.ascent()), top)
+            painter.drawText(QPointF(r.left() - 4 - fm.horizontalAdvance("0"), r.bottom()), "0")
+        for r, text in ((chunk, "chunk"), (queue, "queue"), (ticks, "tick ms")):
+            painter.save()
+            painter.translate(12, r.center().y())
+            painter.rotate(-90)
+            painter.drawText(QPointF(-fm.horizontalAdvance(text) / 2, 0), text)
+            painter.restore()
+        lx, ly = chunk.left() + 8, chunk.top() + 6
+        for _name, label, color in (*STAMPS, ("waits", "backpressure wait", WAIT_COLOR)):
+            ly += fm.height()
+            painter.setPen(QPen(QColor(color), 2))
+            painter.drawLine(QPointF(lx, ly - fm.ascent() / 2 + 1), QPointF(lx + 16, ly - fm.ascent() / 2 + 1))
+            painter.setPen(fg)
+            painter.drawText(QPointF(lx + 22, ly), label)
+        painter.end()
+        self._static, self._static_key = pixmap, key
+        return pixmap
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        self.paints += 1
+        painter = QPainter(self)
+        painter.drawPixmap(0, 0, self._static_layer())
+        pal = self.palette()
+        fg = pal.text().color()
+        chunk, queue, ticks = self.panels()
+        x0, x1 = self.x_range
+        tl = self.tl
+        drawn: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         # series
-        painter.save()
         painter.setClipRect(QRectF(chunk.left(), chunk.top(), chunk.width() + 1, ticks.bottom() - chunk.top() + 1))
         max_points = max(2, int(chunk.width() * 2))
         ymax = self.y_range
@@ -282,34 +332,6 @@ class TimelineView(QWidget):
                     arr = getattr(tl, name)
                     if self.marker < len(arr):
                         painter.drawEllipse(self.to_pixel(float(arr[self.marker]), float(self.marker)), 4, 4)
-        painter.restore()
-        # frames, labels, legend
-        painter.setPen(QPen(QColor(fg.red(), fg.green(), fg.blue(), 110), 0))
-        painter.setBrush(Qt.BrushStyle.NoBrush)
-        for r in (chunk, queue, ticks):
-            painter.drawRect(r)
-        painter.setPen(fg)
-        for px, text in labels:
-            painter.drawText(QPointF(px - fm.horizontalAdvance(text) / 2, ticks.bottom() + fm.ascent() + 3), text)
-        painter.drawText(QPointF(4, ticks.bottom() + fm.ascent() + 3), "ms")   # the time axis' unit
-        for py, text in ylabels:
-            painter.drawText(QPointF(chunk.left() - 4 - fm.horizontalAdvance(text), py + fm.ascent() / 2 - 1), text)
-        for r, top in ((queue, f"{self.queue_max:.0f}"), (ticks, f"{self.tick_max:.0f}")):
-            painter.drawText(QPointF(r.left() - 4 - fm.horizontalAdvance(top), r.top() + fm.ascent()), top)
-            painter.drawText(QPointF(r.left() - 4 - fm.horizontalAdvance("0"), r.bottom()), "0")
-        for r, text in ((chunk, "chunk"), (queue, "queue"), (ticks, "tick ms")):
-            painter.save()
-            painter.translate(12, r.center().y())
-            painter.rotate(-90)
-            painter.drawText(QPointF(-fm.horizontalAdvance(text) / 2, 0), text)
-            painter.restore()
-        lx, ly = chunk.left() + 8, chunk.top() + 6
-        for _name, label, color in (*STAMPS, ("waits", "backpressure wait", WAIT_COLOR)):
-            ly += fm.height()
-            painter.setPen(QPen(QColor(color), 2))
-            painter.drawLine(QPointF(lx, ly - fm.ascent() / 2 + 1), QPointF(lx + 16, ly - fm.ascent() / 2 + 1))
-            painter.setPen(fg)
-            painter.drawText(QPointF(lx + 22, ly), label)
         painter.end()
         self._drawn = drawn
 
