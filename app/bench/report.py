@@ -1,8 +1,8 @@
 """``python -m app.bench report [--out DIR] [--quick] [--only NAMES]``: run the benchmarks, write report.html.
 
-Runs each benchmark in its own process (``python -m app.bench NAME``; pipeline, stop, soak, render, and
-history / remote when those benchmarks exist), reads the JSON object each prints as its last line, checks the
-figures against their budgets (DESIGN §5) and writes ``DIR/report.html`` (default ``bench-report/``) with:
+Runs each benchmark in its own process (``python -m app.bench NAME``; pipeline, stop, soak, render, feeds,
+search, and history / remote when those benchmarks exist), reads the JSON object each prints as its last line,
+checks the figures against their budgets (DESIGN §5) and writes ``DIR/report.html`` (default ``bench-report/``) with:
 
 - a table per benchmark: figure, value, budget, met / missed;
 - matplotlib PNG plots: ``render_tick_cost.png`` (per-tick render cost vs reply length, Brook's incremental
@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import time
@@ -190,15 +191,19 @@ def plot_frame_intervals(series: dict[str, Any], path: Path) -> Path | None:
     with_panel = series.get("inspector_frame_intervals_ms") or []
     top = max(60.0, max(base + with_panel))
     bins = [i * 1.0 for i in range(int(min(top, 120)) + 2)]
-    ax.hist([min(x, bins[-1]) for x in base], bins=bins, alpha=0.6, color="#1f77b4", label="inspector closed")
+    def p99(xs: list[float]) -> float:
+        return sorted(xs)[min(len(xs) - 1, int(0.99 * len(xs)))]
+
+    ax.hist([min(x, bins[-1]) for x in base], bins=bins, alpha=0.6, color="#1f77b4",
+            label=f"inspector closed (p99 {p99(base):.1f} ms)")
     if with_panel:
         ax.hist([min(x, bins[-1]) for x in with_panel], bins=bins, alpha=0.5, color="#ff7f0e",
-                label="inspector open")
+                label=f"inspector open (p99 {p99(with_panel):.1f} ms)")
     for x, text in ((16.7, "16.7 ms tick"), (20, "p99 budget 20"), (50, "max budget 50")):
         ax.axvline(x, color="grey", ls=":", lw=1)
         ax.text(x, ax.get_ylim()[1] * 0.95, f" {text}", rotation=90, va="top", fontsize=8, color="grey")
     ax.set_yscale("log")
-    ax.set_xlabel("interval between render ticks (ms)")
+    ax.set_xlabel(f"interval between render ticks (ms; longer ones counted at {bins[-1]:.0f})")
     ax.set_ylabel("frames")
     ax.set_title("Frame intervals while streaming 2,000 tokens/s of mixed markdown")
     ax.legend(fontsize=8)
@@ -236,8 +241,12 @@ def plot_throughput(result: dict[str, Any], path: Path) -> Path | None:
         return None
     plt = _plt()
     fig, ax = plt.subplots(figsize=(8, 3.6), dpi=110)
+    from matplotlib.ticker import MaxNLocator
+
     for (name, ratios), color in zip(runs, ("#1f77b4", "#ff7f0e"), strict=False):
-        ax.plot(range(1, len(ratios) + 1), ratios, "o-", color=color, label=name)
+        med = statistics.median(ratios)
+        ax.plot(range(1, len(ratios) + 1), ratios, "o-", color=color, label=f"{name} (median {med:.3f})")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.axhline(0.99, color="#d62728", ls="--", lw=1.2, label="budget ≥ 0.99")
     ax.axhline(1.0, color="grey", ls=":", lw=1)
     ax.set_xlabel("round")
@@ -337,6 +346,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--quick", action="store_true", help="small versions of each benchmark (a smoke check)")
     ap.add_argument("--only", default="", help="comma-separated benchmark names (default: all there are)")
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds allowed per benchmark")
+    ap.add_argument("--replot", action="store_true",
+                    help="run nothing: write the report again from DIR/results.json of an earlier run")
     args = ap.parse_args(argv)
     have = available()
     wanted = [n.strip() for n in args.only.split(",") if n.strip()]
@@ -351,12 +362,20 @@ def main(argv: list[str]) -> int:
         return 2
     runs: dict[str, dict[str, Any]] = {}
     for name, full, quick in PLAN:
-        if name not in have or (wanted and name not in wanted):
+        if args.replot or name not in have or (wanted and name not in wanted):
             continue
         print(f"running {name} …", flush=True)
         runs[name] = run_bench(name, quick if args.quick else full, args.out, args.timeout)
         print(f"  {name}: {'ok' if runs[name]['result'] is not None else 'no result'} "
               f"in {runs[name]['seconds']:.0f} s", flush=True)
+    if args.replot:
+        try:
+            runs = json.loads((args.out / "results.json").read_text("utf-8"))
+        except (OSError, ValueError) as exc:
+            print(f"report: no results to plot again in {args.out}: {exc}", file=sys.stderr)
+            return 2
+    else:
+        (args.out / "results.json").write_text(json.dumps(runs), "utf-8")
     summary = write_report(runs, args.out, quick=args.quick)
     print(f"wrote {summary['report']}: {summary['met']} budgets met, {summary['missed']} missed")
     emit({"bench": "report", **summary})

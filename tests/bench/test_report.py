@@ -67,3 +67,10 @@ def test_a_quick_real_run_writes_the_report_with_its_plots(tmp_path: Path, capsy
 
 def test_bad_arguments_are_refused(tmp_path: Path) -> None:
     assert main(["--only", "nosuch", "--out", str(tmp_path)]) == 2
+
+
+def test_replot_writes_the_report_again_from_saved_results(tmp_path: Path) -> None:
+    (tmp_path / "results.json").write_text(json.dumps(canned()), "utf-8")
+    assert main(["--replot", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "stop_latency.png").read_bytes().startswith(PNG)
+    assert main(["--replot", "--out", str(tmp_path / "empty")]) == 2      # nothing saved there: refused
