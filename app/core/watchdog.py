@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import sys
 import threading
 import time
@@ -26,6 +27,7 @@ import traceback
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import FrameType
 
 log = logging.getLogger("brook.watchdog")
 
@@ -34,6 +36,9 @@ log = logging.getLogger("brook.watchdog")
 DEFAULT_THRESHOLD_MS = 100.0
 #: At most one warning per this many seconds; the stalls in between are counted and summed up in the next one.
 DEFAULT_MIN_INTERVAL_S = 10.0
+#: Frames of the loop thread's stack in a warning, innermost last (where it blocked; the outer ones are the
+#: event loop's own and the same every time). Keeps a warning under ~1 KB in the log.
+STACK_FRAMES = 6
 #: A stall longer than this is reported while it lasts (the loop may never come back), seconds.
 DEFAULT_HANG_REPORT_S = 5.0
 
@@ -43,7 +48,8 @@ _clock = time.perf_counter
 @dataclass(frozen=True, slots=True)
 class Stall:
     """One stall: the loop did not turn for ``duration_ms`` (ms); ``stack`` is the loop thread's Python stack
-    taken when the stall passed the threshold (formatted, innermost call last; empty when unavailable);
+    taken when the stall passed the threshold (its innermost ``STACK_FRAMES`` frames, innermost call last, by
+    ``format_stack``; empty when unavailable);
     ``ended`` is False for a report made while the loop was still stuck."""
 
     started: float            # perf_counter seconds of the unanswered ping
@@ -162,7 +168,7 @@ class LoopWatchdog:
         if frame is None:
             return ""
         try:
-            return "".join(traceback.format_stack(frame))
+            return format_stack(frame, STACK_FRAMES)
         finally:
             del frame
 
@@ -179,6 +185,31 @@ class LoopWatchdog:
         state = "has not turned for" if not stall.ended else "did not turn for"
         log.warning("event loop %s %.0f ms (threshold %.0f ms)%s; loop thread stack at the stall:\n%s",
                     state, stall.duration_ms, self.threshold_ms, extra, stall.stack.rstrip() or "(unavailable)")
+
+
+def _short_path(path: str) -> str:
+    """``path`` without the interpreter's and the project's folders (``app/ui/x.py``, ``asyncio/events.py``)."""
+    for marker in ("site-packages/", "/lib/python3"):
+        i = path.rfind(marker)
+        if i >= 0:
+            rest = path[i + len(marker):]
+            return rest.split("/", 1)[1] if marker == "/lib/python3" and "/" in rest else rest
+    for root in (os.getcwd() + os.sep, os.path.dirname(os.path.dirname(os.path.dirname(__file__))) + os.sep):
+        if path.startswith(root):
+            return path[len(root):]
+    return path
+
+
+def format_stack(frame: FrameType, limit: int = STACK_FRAMES) -> str:
+    """The innermost ``limit`` frames of the stack ending at ``frame``, one line each, innermost last:
+    ``  app/ui/view.py:149 in refresh: md.render()``; a first line says how many outer frames were left out."""
+    frames = traceback.extract_stack(frame)
+    shown = frames[-limit:] if limit > 0 else frames
+    lines = [f"  ({len(frames) - len(shown)} outer frames not shown)"] if len(frames) > len(shown) else []
+    for f in shown:
+        code = f" {f.line.strip()}" if f.line else ""
+        lines.append(f"  {_short_path(f.filename)}:{f.lineno} in {f.name}:{code}")
+    return "\n".join(lines) + "\n"
 
 
 def start_watchdog(threshold_ms: float = DEFAULT_THRESHOLD_MS, loop: asyncio.AbstractEventLoop | None = None,
