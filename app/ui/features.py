@@ -39,6 +39,10 @@ class DailyFeatures(QObject):
         self.search.closed.connect(window.input.setFocus)
         self._build_menus()
         self._install_attachments()
+        if getattr(window, "session", None) is not None:
+            from app.ui.message_actions import MessageActions
+
+            self.messages = MessageActions(window)
         from app.ui.context_meter import ContextMeter
 
         self.context_meter = ContextMeter(window)
