@@ -106,7 +106,7 @@ class HashCache:
             self._known[key] = digest
             snapshot = dict(self._known)
         self._write(snapshot)
-        log.info("sha256 %s = %s", path.name, digest)
+        log.debug("sha256 %s = %s", path.name, digest)
         if on_done is not None:
             on_done(path, digest)
 

@@ -85,7 +85,7 @@ def ensure_search_index(db: sqlite3.Connection) -> bool:
         log.warning("full-text search unavailable in this SQLite (%s); searching by scanning", exc)
         return False
     n = db.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
-    log.info("search index created for %d existing messages", n)
+    (log.info if n else log.debug)("search index created for %d existing messages", n)
     return True
 
 
