@@ -180,15 +180,18 @@ def main(argv: list[str] | None = None) -> int:
 
     with loop:
         result = loop.run_until_complete(run())
+        if _native_work_running(window):
+            # A thread is still inside llama.cpp (a model load of a large GGUF, or a prefill that could not be
+            # aborted). Closing the loop would wait for it (its executor joins its threads), and letting the
+            # interpreter finalise under it crashes (segfault). Everything is saved (the history commits each
+            # write; settings are written when changed): leave now, without finalising.
+            store.close()
+            log.warning("exiting while the model is still busy in a worker thread")
+            logging.shutdown()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(result)
     store.close()
-    if _native_work_running(window):
-        # A thread is still inside llama.cpp (a model load, or a prefill that could not be aborted): letting
-        # the interpreter finalise under it crashes (segfault). Everything is saved; leave without finalising.
-        log.warning("exiting while the model is still busy in a worker thread")
-        logging.shutdown()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(result)
     return result
 
 
