@@ -23,3 +23,7 @@ class GenerationTimeout(BrookError):
             msg = (f"The reply took longer than {seconds:g} s (total timeout) and was cut off; "
                    "the text so far is kept.")
         super().__init__(msg)
+
+
+class HistoryError(BrookError):
+    """The chat history file could not be read or written (read-only, locked, disk full, damaged)."""

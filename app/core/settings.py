@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -14,6 +15,7 @@ from typing import Any
 
 import platformdirs
 
+from app.core.errors import BrookError
 from app.core.text import decode_utf8, valid_json
 from app.core.types import GenerationParams
 
@@ -96,11 +98,24 @@ class AppSettings:
         kwargs.pop("generation", None)
         return cls(**kwargs, generation=gen)
     def save(self, path: Path | None = None) -> None:
-        """Write atomically (temp file + rename) so a crash never leaves a half-written file."""
+        """Write atomically (temp file + rename) so a crash never leaves a half-written file. Raises
+        ``SettingsError`` (a ``BrookError`` for the window, and an ``OSError``) when the file cannot be written:
+        a read-only or missing config folder, a full disk."""
         path = path or config_dir() / "settings.json"
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(self), indent=2), "utf-8")
-        os.replace(tmp, path)
+        try:
+            tmp.write_text(json.dumps(asdict(self), indent=2), "utf-8")
+            os.replace(tmp, path)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+            log.warning("saving settings to %s failed: %s", path, exc)
+            raise SettingsError(f"Settings could not be saved to {path} ({exc.strerror or exc}); they apply until "
+                                "you close Brook. Check that the folder exists and can be written.") from exc
+
+
+class SettingsError(BrookError, OSError):
+    """The settings file could not be written (the message says where and why)."""
 
 
 #: Allowed ranges of numeric settings (inclusive); values outside fall back to the default.

@@ -11,12 +11,14 @@ import json
 import logging
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from app.core.conversation import Conversation, Message, MessageStatus, Role
-from app.core.search import SearchHit, ensure_search_index
+from app.core.recovery import damage, guard_store, looks_like_sqlite, recover, recovery_notice, start_daily_backup
+from app.core.search import SearchHit, ensure_search_index, has_search_index
 from app.core.search import search as search_messages
 from app.core.store_columns import ensure_columns, load_versions, versions_json
 from app.core.text import decode_utf8, valid_text
@@ -58,60 +60,151 @@ class ConversationInfo:
 
 
 class Store:
-    """SQLite history at ``path`` (``":memory:"`` for tests). Raises ``sqlite3.DatabaseError`` for a file
-    that is not a database; ``open_or_recover`` moves such a file aside and starts fresh instead."""
+    """SQLite history at ``path`` (``":memory:"`` for tests). The constructor raises ``sqlite3.DatabaseError``
+    for a file that is not a database (``open_or_recover`` repairs or sets such a file aside instead); every
+    public method raises ``HistoryError`` (a ``BrookError`` the window shows) for a SQLite error, after
+    repairing a history found damaged mid-session."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = path
-        self.problem: str | None = None      # set by open_or_recover when the history could not be used
-        self.db = sqlite3.connect(str(path), isolation_level=None)
-        self.db.row_factory = sqlite3.Row
-        self.db.text_factory = decode_utf8     # text written by another program may be invalid UTF-8
-        self.db.execute("PRAGMA foreign_keys = ON")
-        if str(path) != ":memory:":
-            self.db.execute("PRAGMA journal_mode = WAL")
-            self.db.execute("PRAGMA synchronous = NORMAL")
+        self.problem: str | None = None      # set when the history could not be used as it is (for the window)
+        self.read_only = read_only           # an old history shown from a read-only file or folder
+        #: called with ``problem`` when damage found later in the session was repaired (the window shows it)
+        self.on_problem: Callable[[str], None] | None = None
+        self.db = self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        if self.read_only:
+            uri = Path(self.path).resolve().as_uri()
+            try:
+                db = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None)
+                db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            except sqlite3.OperationalError:    # WAL file without its -shm in a read-only folder
+                db = sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, isolation_level=None)
+        else:
+            db = sqlite3.connect(str(self.path), isolation_level=None)
+        self.db = db
+        db.row_factory = sqlite3.Row
+        db.text_factory = decode_utf8     # text written by another program may be invalid UTF-8
+        db.execute("PRAGMA foreign_keys = ON")
+        if self.read_only:
+            self.has_fts = has_search_index(db)
+            return db
+        if str(self.path) != ":memory:":
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")
         self.migrate()
+        return db
 
     @classmethod
-    def open_or_recover(cls, path: Path) -> Store:
+    def open_or_recover(cls, path: Path, backups: Path | None = None) -> Store:
         """Open the history at ``path``; never raises. Sets ``problem`` (a sentence for the window) when the
         history could not be used as it is:
 
-        - the file is not a database (corrupt): it is renamed ``*.corrupt-<time>`` together with its ``-wal``
-          and ``-shm`` files (kept for the user) and a new history starts;
-        - it cannot be opened or written (locked by another program, read-only folder, disk full): nothing is
-          moved; this session keeps its chats in memory only.
+        - damaged (``PRAGMA quick_check`` fails, or SQLite says "malformed" — at start or at any later moment,
+          see ``_guarded``): every readable chat is saved into a new file, the damaged one is kept aside as
+          ``*.damaged-<time>`` (``app.core.recovery``);
+        - not a database at all: it is renamed ``*.corrupt-<time>`` with its ``-wal``/``-shm`` and a new
+          history starts;
+        - read-only (file or folder) or locked: the saved chats are shown read-only; new ones stay in memory.
+
+        A sound history is copied once a day to ``backups`` (default: ``backups/`` next to it; 3 days kept).
         """
+        why = None
+        if path.exists() and looks_like_sqlite(path):
+            try:
+                probe = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+                try:
+                    why = damage(probe)
+                finally:
+                    probe.close()
+            except sqlite3.Error:
+                why = None                       # cannot even open it read-only: the paths below say why
+        if why is not None:
+            recovered = cls._recover(path, why, backups)
+            if recovered is not None:
+                return recovered
         try:
             store = cls(path)
             store.db.execute("BEGIN IMMEDIATE")      # writable and not locked?
             store.db.execute("ROLLBACK")
-            return store
         except sqlite3.OperationalError as exc:   # locked, unreadable folder, read-only: not corruption
-            log.error("history %s cannot be used (%s); chats are kept in memory this session", path, exc)
-            store = cls(":memory:")
-            store.problem = (f"Chat history can't be saved this session: {path} cannot be opened for writing "
-                             f"({exc}). Close other programs using it, or check the folder's permissions.")
-            return store
+            return cls._read_only(path, exc)
         except sqlite3.DatabaseError as exc:
-            stamp = int(time.time())
-            aside = path.with_name(f"{path.name}.corrupt-{stamp}")
-            log.error("history %s unreadable (%s); moved to %s", path, exc, aside)
+            if looks_like_sqlite(path):
+                recovered = cls._recover(path, str(exc), backups)
+                if recovered is not None:
+                    return recovered
+            return cls._set_aside(path, exc)
+        start_daily_backup(path, backups or path.parent / "backups")
+        return store
+
+    @classmethod
+    def _read_only(cls, path: Path, exc: sqlite3.Error) -> Store:
+        log.error("history %s cannot be written (%s)", path, exc)
+        if path.exists():
             try:
-                for suffix in ("", "-wal", "-shm"):
-                    part = path.with_name(path.name + suffix)
-                    if part.exists():
-                        part.rename(path.with_name(f"{path.name}{suffix}.corrupt-{stamp}"))
-                store = cls(path)
-            except (OSError, sqlite3.Error) as exc2:
-                log.error("could not start a new history at %s (%s)", path, exc2)
-                store = cls(":memory:")
-                store.problem = f"Chat history can't be saved this session: {path} is damaged and read-only."
+                store = cls(path, read_only=True)
+                store.db.execute("SELECT COUNT(*) FROM conversations").fetchone()
+                store.problem = (f"Chat history is read-only this session: {path} cannot be written ({exc}). "
+                                 "Your saved chats are shown; new messages are not saved. Check the folder's "
+                                 "permissions, or close other programs using it.")
                 return store
-            store.problem = (f"The chat history file was damaged and has been set aside as {aside.name}; "
-                             "a new history was started.")
+            except sqlite3.Error as exc2:
+                log.error("history %s cannot be read either (%s)", path, exc2)
+        store = cls(":memory:")
+        store.problem = (f"Chat history can't be saved this session: {path} cannot be opened for writing "
+                         f"({exc}). Close other programs using it, or check the folder's permissions.")
+        return store
+
+    @classmethod
+    def _recover(cls, path: Path, why: str, backups: Path | None) -> Store | None:
+        try:
+            r = recover(path, cls)
+            store = cls(path)
+        except (OSError, sqlite3.Error) as exc:
+            log.error("recovering the history %s failed (%s)", path, exc)
+            return None
+        store.problem = recovery_notice(r, why, backups or path.parent / "backups")
+        return store
+
+    @classmethod
+    def _set_aside(cls, path: Path, exc: sqlite3.Error) -> Store:
+        stamp = int(time.time())
+        aside = path.with_name(f"{path.name}.corrupt-{stamp}")
+        log.error("history %s unreadable (%s); moved to %s", path, exc, aside)
+        try:
+            for suffix in ("", "-wal", "-shm"):
+                part = path.with_name(path.name + suffix)
+                if part.exists():
+                    part.rename(path.with_name(f"{path.name}{suffix}.corrupt-{stamp}"))
+            store = cls(path)
+        except (OSError, sqlite3.Error) as exc2:
+            log.error("could not start a new history at %s (%s)", path, exc2)
+            store = cls(":memory:")
+            store.problem = f"Chat history can't be saved this session: {path} is damaged and read-only."
             return store
+        store.problem = (f"The chat history file was damaged and has been set aside as {aside.name}; "
+                         "a new history was started.")
+        return store
+
+    def recover_now(self, why: str) -> str:
+        """Damage found during the session: save what can be read into a new file, reopen it, set and
+        return ``problem`` (and tell ``on_problem``)."""
+        path = Path(self.path)
+        self.db.close()
+        try:
+            r = recover(path, type(self))
+            self.problem = recovery_notice(r, why, path.parent / "backups")
+        except (OSError, sqlite3.Error) as exc:
+            log.error("recovering the history %s failed (%s)", path, exc)
+            self._set_aside(path, sqlite3.DatabaseError(why))
+            self.problem = (f"The chat history file was damaged ({why}) and could not be read; it was set aside "
+                            "and a new history was started.")
+        self.db = self._connect()
+        if self.on_problem is not None:
+            self.on_problem(self.problem)
+        return self.problem
 
     def migrate(self) -> None:
         version = self.db.execute("PRAGMA user_version").fetchone()[0]
@@ -200,6 +293,9 @@ class Store:
             self.db.execute("UPDATE messages SET content=?, status=?, model=?, params=?, stop_reason=?, error=?, "
                             "metrics=?, provenance=?, versions=? WHERE id=?", (*values, msg.db_id))
         self.db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (t, conv.id))
+
+
+guard_store(Store)      # every public method: SQLite errors become HistoryError; damage is repaired, then retried
 
 
 def _dumps(v: Any) -> str | None:

@@ -55,3 +55,22 @@ def test_unusable_folders_do_not_stop_the_app(tmp_path: Path, monkeypatch: pytes
     assert store.problem
     with pytest.raises(OSError):
         AppSettings().save(config_dir() / "settings.json")   # saving reports it; the window logs it
+
+
+@pytest.mark.parametrize("blocker", ["config folder is a file", "settings.json is a folder"])
+def test_a_settings_file_that_cannot_be_written_is_an_explained_error(tmp_path: Path, blocker: str) -> None:
+    """Issue 10, item 6: a read-only / unusable config folder gives a sentence for the window, not a traceback
+    (simulated without permissions, which root ignores: a file where the folder should be, and a folder where
+    the file should be)."""
+    from app.core.errors import BrookError
+
+    if blocker == "config folder is a file":
+        (tmp_path / "config").write_text("not a folder")
+        path = tmp_path / "config" / "settings.json"
+    else:
+        (tmp_path / "settings.json").mkdir()
+        path = tmp_path / "settings.json"
+    with pytest.raises(BrookError, match="Settings could not be saved") as info:
+        AppSettings(n_ctx=2048).save(path)
+    assert isinstance(info.value, OSError)           # callers that catch OSError keep working
+    assert not (tmp_path / "settings.tmp").exists()

@@ -74,7 +74,8 @@ def test_locked_history_is_not_mistaken_for_corruption(tmp_path: Path) -> None:
     locker.execute("BEGIN EXCLUSIVE")
     try:
         second = Store.open_or_recover(path)
-        assert second.problem and "can't be saved" in second.problem
+        assert second.problem and "not saved" in second.problem
+        assert [m.text for m in second.load_conversation(1).messages] == ["keep me"]   # still shown
     finally:
         locker.execute("ROLLBACK")
         locker.close()
