@@ -34,7 +34,10 @@ def _worker_main(conn: Any) -> None:
     """The worker process: answer ``(code, lang, theme)`` requests with the segment's HTML."""
     from app.core.highlight import format_segment, get_lexer
 
-    conn.send("ready")
+    try:
+        conn.send("ready")
+    except OSError:            # the app left already (quit while this worker started): nothing to answer
+        return
     while True:
         try:
             req = conn.recv()
@@ -48,7 +51,10 @@ def _worker_main(conn: Any) -> None:
             out = format_segment(code, lexer, theme) if lexer is not None else html.escape(code, quote=False)
         except Exception:  # a lexer bug must not kill the worker: the segment stays plain
             out = html.escape(code, quote=False)
-        conn.send(out)
+        try:
+            conn.send(out)
+        except OSError:
+            return
 
 
 class LexerPool:
