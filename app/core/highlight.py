@@ -153,19 +153,23 @@ COMMON_LANGUAGES = ("python", "bash", "sh", "javascript", "js", "typescript", "t
 
 
 def warm_up(langs: tuple[str, ...] = COMMON_LANGUAGES) -> None:
-    """Build and run the lexers of ``langs`` once (pygments compiles a lexer's regexes on first use: 20–100 ms
-    each on this 2-core machine), so the first code block of a reply does not pay it in a render tick, and start
-    the lexer pool's worker process. Meant for a background thread at start-up; safe to call from any thread."""
-    for lang in langs:
-        lexer = get_lexer(lang)
-        if lexer is not None:
-            for _ in lexer.get_tokens("x = 1\n"):
-                pass
-    for theme in THEMES:
-        _formatter(theme)
+    """Start the lexer pool's worker process and have it build the lexers of ``langs`` (pygments compiles a
+    lexer's regexes on first use: 20–100 ms each on this 2-core machine), so the first code block of a reply
+    gets its colours at once. Nothing is lexed or compiled in this process (that would hold the GIL, stalling
+    the loop); only pygments' static table of language names is loaded. Safe to call from any thread."""
     from app.core.lexer_pool import default_pool
 
-    default_pool().request("python", "light", "x = 1\n")  # starts the worker process (imports pygments there)
+    _builtin_aliases()
+    pool = default_pool()
+    for lang in langs:
+        if known_language(lang):
+            pool.request(lang, "light", "x = 1\n")
+
+
+def known_language(lang: str) -> bool:
+    """Whether a fence's language name is one of pygments' built-in lexers (no lexer is imported or built)."""
+    key = lang.strip().lower()
+    return bool(key) and key in _builtin_aliases()
 
 
 def _formatter(theme: str) -> HtmlFormatter:
@@ -236,8 +240,7 @@ class SegmentCache:
 
     def lookup(self, code: str, lang: str, theme: str) -> str | None:
         """:meth:`highlight`, but None while the segment is pending in the pool (asked for once)."""
-        lexer = get_lexer(lang)
-        if lexer is None:
+        if not known_language(lang):
             return _plain(code)
         key = (lang, theme, code)
         hit = self._data.get(key)
@@ -252,7 +255,8 @@ class SegmentCache:
                 return None
             out = found
         else:
-            out = format_segment(code, lexer, theme)
+            lexer = get_lexer(lang)
+            out = format_segment(code, lexer, theme) if lexer is not None else _plain(code)
         self._data[key] = out
         if len(self._data) > self._max:
             self._data.popitem(last=False)
@@ -275,7 +279,7 @@ def format_segment(code: str, lexer: Lexer, theme: str) -> str:
 
 def highlightable(lines: list[str], lang: str) -> bool:
     """Whether code of these lines in language ``lang`` is highlighted at all (size limits, known lexer)."""
-    if get_lexer(lang) is None:
+    if not known_language(lang):
         return False
     total = 0
     for line in lines:
@@ -336,14 +340,13 @@ class IncrementalHighlighter:
         self.lang = lang
         self.theme = theme
         self._cache = cache
-        self._lexer = get_lexer(lang)
         self._lines: list[str] = []
         self._frozen: list[list[str | None]] = []  # [segment text, its HTML or None while pending]
         self._seg_start = 0
         self._check = 0
         self._prov: list[list[str | None]] = []
         self._prov_upto = 0
-        self._plain_mode = self._lexer is None
+        self._plain_mode = not known_language(lang)
         self._chars = 0
 
     @property
@@ -362,8 +365,8 @@ class IncrementalHighlighter:
             return [seg, _plain(seg)]
         if exact or self._cache.pool is not None:
             return [seg, self._cache.lookup(seg, self.lang, self.theme)]
-        assert self._lexer is not None
-        return [seg, format_segment(seg, self._lexer, self.theme)]
+        lexer = get_lexer(self.lang)
+        return [seg, format_segment(seg, lexer, self.theme) if lexer is not None else _plain(seg)]
 
     def add_lines(self, new: list[str]) -> None:
         """Append complete code lines (no newlines) and highlight what became highlightable."""
