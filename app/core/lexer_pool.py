@@ -31,7 +31,15 @@ Key = tuple[str, str, str]  # (language, theme, segment text)
 
 
 def _worker_main(conn: Any) -> None:
-    """The worker process: answer ``(code, lang, theme)`` requests with the segment's HTML."""
+    """The worker process: answer ``(code, lang, theme)`` requests with the segment's HTML. Ends quietly when
+    the app goes away (a closed pipe), which may happen at any moment."""
+    try:
+        _serve(conn)
+    except (EOFError, OSError, KeyboardInterrupt):
+        return
+
+
+def _serve(conn: Any) -> None:
     from app.core.highlight import format_segment, get_lexer
 
     try:
@@ -39,10 +47,7 @@ def _worker_main(conn: Any) -> None:
     except OSError:            # the app left already (quit while this worker started): nothing to answer
         return
     while True:
-        try:
-            req = conn.recv()
-        except (EOFError, OSError):
-            return
+        req = conn.recv()
         if req is None:
             return
         code, lang, theme = req
