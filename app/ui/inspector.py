@@ -57,13 +57,13 @@ _FIGURES = (  # (label, key(s), unit/format)
     ("gap p50 / p95", ("gap_ms_p50", "gap_ms_p95"), "{:.1f} / {:.1f} ms"),
     ("gap max", ("gap_ms_max",), "{:.1f} ms"),
     ("produced→painted p95", ("latency_ms_p95",), "{:.1f} ms"),
-    ("queue high-water", ("queue_high_water",), "{} chunks"),
+    ("queue high-water", ("queue_high_water",), "{} chunk(s)"),
     ("backpressure waits", ("backpressure_waits", "backpressure_wait_ms"), "{} ({:.0f} ms)"),
     ("render ticks", ("ticks",), "{}"),
     ("longest tick", ("longest_tick_ms",), "{:.1f} ms"),
     ("chunks / tick", ("chunks_per_tick_mean", "chunks_per_tick_max"), "{:.1f} (max {})"),
     ("stop latency", ("stop_latency_ms",), "{:.1f} ms"),
-    ("loop stalls", ("loop_stalls", "loop_stall_longest_ms"), "{} (longest {:.0f} ms)"),
+    ("loop stalls", ("loop_stalls", "loop_stall_longest_ms"), "{} (longest {:.0f} ms)"),  # in this reply
 )
 
 
@@ -294,8 +294,10 @@ class StreamInspector(QWidget):
     def _draw_figures(self, m: StreamMetrics, tl: Timeline) -> None:
         f = figures(m, tl)
         wd = self._watchdog
-        if wd is not None:
-            f["loop_stalls"], f["loop_stall_longest_ms"] = wd.stalls, wd.longest_stall_ms
+        if wd is not None:   # stalls while this reply was in line, in prefill or streaming
+            hi = tl.end if tl.end is not None else float("inf")
+            spans = [b - a for a, b in self.view.stalls if b >= tl.request and a <= hi]
+            f["loop_stalls"], f["loop_stall_longest_ms"] = len(spans), max(spans, default=0.0)
         self._show_figures(f)
 
     def _show_figures(self, f: dict[str, Any]) -> None:
@@ -340,7 +342,8 @@ class StreamInspector(QWidget):
                      "stop_reason": self._reply.stop_reason, "params": self._reply.params}
         wd = self._watchdog
         if wd is not None:
-            extra["loop_stalls"] = wd.stalls
+            extra["loop_stalls_since_start"] = wd.stalls
+            extra["loop_stalls_ms"] = [[round(a, 1), round(b, 1)] for a, b in self.view.stalls]
         return timeline_dict(self._metrics, self._text_now(), **extra)
 
     def to_json(self) -> str:

@@ -7,8 +7,8 @@ spent in that stage; the prefill span shaded grey, loop stalls red, backpressure
 
 Why its own painting rather than a plotting library's scene graph: it must not slow the stream it shows. A
 paint draws each series' *visible* part with at most two points per pixel column (strided for the monotonic
-stamp series, block maxima for queue depth and tick cost, so no peak is lost), as one polyline built from a
-numpy buffer (pyqtgraph's ``create_qpolygonf``/``ndarray_from_qpolygonf``): O(pixels), not O(chunks).
+stamp series, block maxima for queue depth and tick cost, so no peak is lost), as one polyline filled through a
+numpy view of its buffer (``polygon``): O(pixels), not O(chunks). Grid, labels and legend are cached.
 
 Mouse: wheel zooms the time axis around the pointer (Ctrl+wheel: the chunk axis), drag pans, double-click
 fits everything again and follows the reply. Moving over the chunk panel emits ``hovered(chunk_index)``.
@@ -20,10 +20,10 @@ import math
 from typing import Any
 
 import numpy as np
-from pyqtgraph.functions import create_qpolygonf, ndarray_from_qpolygonf
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPen, QPixmap, QWheelEvent
+from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPen, QPixmap, QPolygonF, QWheelEvent
 from PySide6.QtWidgets import QSizePolicy, QWidget
+from shiboken6 import VoidPtr
 
 from app.core.timeline import Timeline
 
@@ -64,6 +64,19 @@ def peaks(xs: np.ndarray, ys: np.ndarray, lo: float, hi: float, max_points: int)
         return x, y
     starts = np.arange(0, len(x), -(-len(x) // max_points))
     return x[starts], np.maximum.reduceat(y, starts)
+
+
+def polygon(xs: np.ndarray, ys: np.ndarray) -> QPolygonF:
+    """A ``QPolygonF`` of the points (xs, ys), filled through a numpy view of its buffer: no QPointF object per
+    point (the technique of pyqtgraph's ``ndarray_from_qpolygonf``)."""
+    n = len(xs)
+    poly = QPolygonF()
+    poly.resize(n)
+    if n:
+        a = np.frombuffer(VoidPtr(poly.data(), n * 16, True), dtype=np.float64).reshape(n, 2)
+        a[:, 0] = xs
+        a[:, 1] = ys
+    return poly
 
 
 def nice_step(span: float, target: int) -> float:
@@ -177,25 +190,20 @@ class TimelineView(QWidget):
         if n == 0:
             return
         x0, x1 = self.x_range
-        poly = create_qpolygonf(n)
-        a = ndarray_from_qpolygonf(poly)
-        a[:, 0] = r.left() + (xs - x0) * (r.width() / (x1 - x0))
-        a[:, 1] = r.bottom() - (ys - yr[0]) * (r.height() / (yr[1] - yr[0]))
+        poly = polygon(r.left() + (xs - x0) * (r.width() / (x1 - x0)),
+                       r.bottom() - (ys - yr[0]) * (r.height() / (yr[1] - yr[0])))
         painter.drawPolyline(poly)
 
     def _segments(self, painter: QPainter, r: QRectF, xa: np.ndarray, xb: np.ndarray, ya: np.ndarray,
                   yb: np.ndarray, yr: tuple[float, float]) -> None:
-        """Draw segments (xa, ya)–(xb, yb) as one path."""
+        """Draw the segments (xa, ya)–(xb, yb) in one call."""
         if not len(xa):
             return
-        import pyqtgraph.functions as fn
-
         x0, x1 = self.x_range
         sx, sy = r.width() / (x1 - x0), r.height() / (yr[1] - yr[0])
         xs = np.column_stack((xa, xb)).ravel()
         ys = np.column_stack((ya, yb)).ravel()
-        painter.drawPath(fn.arrayToQPath(r.left() + (xs - x0) * sx, r.bottom() - (ys - yr[0]) * sy, connect="pairs",
-                                         finiteCheck=False))
+        painter.drawLines(polygon(r.left() + (xs - x0) * sx, r.bottom() - (ys - yr[0]) * sy))
 
     def _static_layer(self) -> QPixmap:
         """Everything but the series (grid, spans, frames, labels, legend), cached: it changes only with the
