@@ -78,7 +78,7 @@ def install_excepthook() -> None:
 
 def make_engine(args: argparse.Namespace, settings: object):
     from app.engine.llama import DEFAULT_N_CTX, LlamaEngine
-    from app.engine.models import bundled_model_path
+    from app.engine.models import choose_model
     from app.engine.scripted import ScriptedEngine
 
     if args.scripted:
@@ -89,9 +89,10 @@ def make_engine(args: argparse.Namespace, settings: object):
         return RemoteEngine(RemoteConnection(args.remote, args.remote_model,
                                              os.environ.get("BROOK_REMOTE_API_KEY") or None,
                                              max(1, args.remote_concurrency)))
-    path = args.model or getattr(settings, "model_path", None)
-    if path is None:
-        path = bundled_model_path()
+    path, notice = choose_model(args.model, getattr(settings, "model_path", None))
+    if notice:
+        log.warning("%s", notice)
+        args.model_notice = notice          # shown in the window once it exists
     n_ctx = args.n_ctx or getattr(settings, "n_ctx", None) or DEFAULT_N_CTX
     return LlamaEngine(Path(path), n_ctx=n_ctx, slow_ms=args.slow_ms,
                        n_threads=getattr(settings, "n_threads", None),
@@ -148,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     # the smoke test checks an install: it must not add its fixed prompt to the user's history
     store = Store(":memory:") if args.smoke_test else Store.open_or_recover(data_dir() / "history.sqlite3")
     window = MainWindow(engine, settings, store)
+    if getattr(args, "model_notice", None):
+        window.chat.add_notice(f"⚠ {args.model_notice}", "notice")
     window.show()
     result = 0
 

@@ -60,3 +60,24 @@ def check_gguf(path: str | Path) -> Path:
 def display_name(path: str | Path) -> str:
     """A short model name for the status bar: the file stem (``SmolLM2-135M-Instruct.Q4_1``)."""
     return Path(path).stem
+
+
+def choose_model(explicit: str | Path | None, remembered: str | Path | None) -> tuple[Path, str | None]:
+    """The GGUF to open at start, and a notice for the window (or None).
+
+    ``explicit`` (``--model``) is used as given: a bad file there is explained where it is loaded. A
+    ``remembered`` model (settings) that is missing, unreadable or not a GGUF any more (moved, deleted, a
+    drive not mounted) falls back to the bundled model, with a notice naming the file. Raises
+    ``ModelNotFoundError`` only when the bundled model is needed and not installed.
+    """
+    if explicit:
+        return Path(explicit), None
+    if remembered:
+        try:
+            return check_gguf(remembered), None
+        except (ModelNotFoundError, InvalidModelError) as exc:
+            reason = str(exc).rstrip(".")
+            notice = (f"The model you used last could not be opened ({reason}). Brook opened the bundled model "
+                      "instead; choose another with File → Open model (Ctrl+O).")
+            return bundled_model_path(), notice
+    return bundled_model_path(), None
