@@ -141,7 +141,12 @@ def test_streamed_reply_stop_and_the_next_request(llama_server: LlamaServer) -> 
     assert reply.text.strip() and "\ufffd" not in reply.text
     assert reply.chunks >= 3
 
-    # 2. Stop mid-reply: the server stops decoding once it sees the disconnect
+    # 2. Stop mid-reply: the server stops decoding once it sees the disconnect. First the whole reply, to know
+    #    how many tokens the server would decode without Stop (temperature 0: the same reply each time).
+    full, _ = _reply(engine, COUNT_PROMPT, params)
+    assert full.status is MessageStatus.DONE, full.error
+    full_tokens = full.chunks - 1          # the last chunk carries only the finish reason
+    assert full_tokens >= 40
     before = len(llama_server.evals())
     stopped, t_stop = _reply(engine, COUNT_PROMPT, params, stop_after_chunks=10)
     assert stopped.status is MessageStatus.STOPPED and stopped.text
@@ -159,7 +164,8 @@ def test_streamed_reply_stop_and_the_next_request(llama_server: LlamaServer) -> 
                 break
             after_stop += 1
     print(f"\nllama_cpp.server decode steps: {n_before} before Stop, {after_stop} after the disconnect "
-          f"(the stopped reply had {stopped.chunks} chunks; max_tokens {params.max_tokens})")
-    # The server decodes at most a couple of tokens already in flight, not the rest of the 300-token reply
-    # (had Stop not closed the stream, it would have decoded until max_tokens or the end of the count).
+          f"(the stopped reply had {stopped.chunks} chunks; the whole reply is {full_tokens} tokens)")
+    # The server decodes at most a couple of tokens already in flight, not the rest of the reply (had Stop not
+    # closed the stream, it would have decoded all of it).
     assert after_stop <= 3
+    assert n_before + after_stop < full_tokens - 10
