@@ -169,3 +169,27 @@ def test_streamed_reply_stop_and_the_next_request(llama_server: LlamaServer) -> 
     # closed the stream, it would have decoded all of it).
     assert after_stop <= 3
     assert n_before + after_stop < full_tokens - 10
+
+
+@pytest.mark.parametrize("stop_after_ms", [None, 300])
+def test_smoke_test_against_llama_cpp_server(llama_server: LlamaServer, tmp_path: Path,
+                                             stop_after_ms: int | None) -> None:
+    """``python main.py --smoke-test --remote URL``: the real window streams from the server (issue 12's "done
+    when": chunks ≥ 20 and a code block; with Stop after 300 ms: stopped, nothing painted after Stop)."""
+    import json
+
+    cmd = [sys.executable, "main.py", "--smoke-test", "--remote", llama_server.url]
+    if stop_after_ms is not None:
+        cmd += ["--stop-after-ms", str(stop_after_ms)]
+    env = {**os.environ, "BROOK_CONFIG_DIR": str(tmp_path / "c"), "BROOK_DATA_DIR": str(tmp_path / "d"),
+           "QT_QPA_PLATFORM": "offscreen"}
+    out = subprocess.run(cmd, cwd=Path(__file__).resolve().parents[2], env=env, capture_output=True, text=True,
+                         timeout=280)
+    assert out.returncode == 0, out.stderr[-2000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    print("\n" + json.dumps(result))
+    assert result["model"] == "smollm2" and result["chunks_after_stop"] == 0
+    if stop_after_ms is None:
+        assert result["status"] == "done" and result["chunks"] >= 20 and result["code_blocks"] >= 1
+    else:
+        assert result["stopped"] is True and result["status"] == "stopped"

@@ -1,0 +1,121 @@
+"""The window's "Server" menu: chat with a model on a server (OpenAI-compatible), go back to the local model,
+and serve the window's model to other apps (a checkable toggle, ``BrookServer`` on the window's loop).
+
+``ServerMenu(window)`` uses only the window's public face: ``engine`` (the current engine), ``menuBar()``,
+``switch_engine(engine)`` (a coroutine: stop, unload, load the new engine, keep the old one on failure),
+``chat.add_notice(text, kind)`` and ``statusBar()``. API requests share the window's scheduler (the same engine
+object), so a window reply and an API request wait in FIFO order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QAction
+
+from app.core.connections import Connections, KeyStore
+from app.server.run import DEFAULT_HOST, DEFAULT_PORT, BrookServer, ServerError
+
+log = logging.getLogger("brook.ui.server")
+
+
+class ServerMenu(QObject):
+    """Adds the menu to ``window``. ``serve_action`` is the toggle; ``server`` the running ``BrookServer``."""
+
+    def __init__(self, window: Any, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
+        super().__init__(window)
+        self.w = window
+        self.host, self.port = host, port
+        self.keys = KeyStore()
+        self.server: BrookServer | None = None
+        self._busy: asyncio.Future[Any] | None = None
+        menu = window.menuBar().addMenu(self.tr("&Server"))
+        self.connect_action = QAction(self.tr("Connect to a server…"), window)
+        self.connect_action.triggered.connect(self.open_connection_dialog)
+        menu.addAction(self.connect_action)
+        self.local_action = QAction(self.tr("Use the local model"), window)
+        self.local_action.triggered.connect(lambda: self._run(self.use_local()))
+        menu.addAction(self.local_action)
+        menu.addSeparator()
+        self.serve_action = QAction(self.tr("Serve this model to other apps ({0})").format(self.url), window)
+        self.serve_action.setCheckable(True)
+        self.serve_action.setToolTip(self.tr("An OpenAI-compatible API on this machine only (loopback); other apps "
+                                             "and the window take turns with the model."))
+        self.serve_action.toggled.connect(self._on_serve_toggled)
+        menu.addAction(self.serve_action)
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def _run(self, coro: Any) -> asyncio.Future[Any]:
+        self._busy = asyncio.ensure_future(coro)
+        return self._busy
+
+    # remote ------------------------------------------------------------------------------------------
+    def open_connection_dialog(self) -> Any:
+        from app.ui.connection_dialog import ConnectionDialog
+
+        connections = Connections.load()
+        dialog = ConnectionDialog(connections, self.keys, self.w)
+        dialog.accepted.connect(lambda: self._connect_from(dialog))
+        dialog.open()
+        return dialog
+
+    def _connect_from(self, dialog: Any) -> None:
+        dialog.connections.save()
+        self._run(self.connect(dialog.result_connection()))
+
+    async def connect(self, connection: Any) -> bool:
+        """Switch the window to a ``RemoteEngine`` for ``connection``; False (old engine kept) on failure."""
+        from app.engine.remote import RemoteEngine
+
+        return bool(await self.w.switch_engine(RemoteEngine(connection)))
+
+    async def use_local(self) -> bool:
+        from app.core.settings import AppSettings
+        from app.engine.llama import LlamaEngine
+        from app.engine.models import bundled_model_path
+
+        conns = Connections.load()
+        conns.active = None
+        conns.save()
+        settings = getattr(self.w, "settings", None) or AppSettings()
+        path = settings.model_path or bundled_model_path()
+        return bool(await self.w.switch_engine(LlamaEngine(path, n_ctx=settings.n_ctx)))
+
+    # serve -------------------------------------------------------------------------------------------
+    def _on_serve_toggled(self, on: bool) -> None:
+        self._run(self.start_serving() if on else self.stop_serving())
+
+    async def start_serving(self) -> bool:
+        if self.server is not None:
+            return True
+        server = BrookServer(lambda: self.w.engine, host=self.host, port=self.port)
+        try:
+            await server.start()
+        except ServerError as exc:
+            self.w.chat.add_notice(f"⚠ {exc}", "errorNotice")
+            self.serve_action.blockSignals(True)
+            self.serve_action.setChecked(False)
+            self.serve_action.blockSignals(False)
+            return False
+        self.server = server
+        self.w.statusBar().showMessage(self.tr("Serving {0} at {1}").format(self.w.engine.name, server.url), 5000)
+        return True
+
+    async def stop_serving(self) -> None:
+        server, self.server = self.server, None
+        if server is not None:
+            await server.stop()
+        if self.serve_action.isChecked():
+            self.serve_action.blockSignals(True)
+            self.serve_action.setChecked(False)
+            self.serve_action.blockSignals(False)
+
+    async def shutdown(self) -> None:
+        """Closing the window: stop serving (replies in flight stop within one token)."""
+        await self.stop_serving()
