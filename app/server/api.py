@@ -37,6 +37,7 @@ from app.core.generation import StreamSettings
 from app.core.scheduler import scheduler_for
 from app.core.stream import TokenStream
 from app.core.types import Chunk
+from app.engine.base import ContextOverflowError
 from app.server.schema import APIError, ChatRequest, parse_chat_request
 
 log = logging.getLogger("brook.server")
@@ -297,7 +298,7 @@ class BrookAPI:
             tail.append(event({}, finish or "stop"))
             if req.include_usage:
                 usage = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": engine.name,
-                         "choices": [], "usage": _usage(engine, req, tokens)}
+                         "choices": [], "usage": await _usage(engine, req, tokens)}
                 tail.append(b"data: " + json.dumps(usage).encode("utf-8") + b"\n\n")
         tail.append(b"data: [DONE]\n\n")
         await send({"type": "http.response.body", "body": b"".join(tail), "more_body": False})
@@ -311,8 +312,11 @@ class BrookAPI:
         try:
             left, result = await _race_disconnect(self._generate(engine, req, on_batch), receive)
         except (BrookError, TimeoutError) as exc:
-            await _error_response(APIError(500, str(exc) or "The reply took too long (timeout).",
-                                           type="server_error"))({"type": "http"}, receive, send)
+            if isinstance(exc, ContextOverflowError):
+                err = APIError(400, str(exc), param="messages", code="context_length_exceeded")
+            else:
+                err = APIError(500, str(exc) or "The reply took too long (timeout).", type="server_error")
+            await _error_response(err)({"type": "http"}, receive, send)
             return
         if left:
             log.info("API client disconnected; its reply was stopped")
@@ -322,17 +326,19 @@ class BrookAPI:
                   "model": engine.name,
                   "choices": [{"index": 0, "message": {"role": "assistant", "content": "".join(parts)},
                                "finish_reason": finish or "stop"}],
-                  "usage": _usage(engine, req, tokens)}
+                  "usage": await _usage(engine, req, tokens)}
         await JSONResponse(answer)({"type": "http"}, receive, send)
 
 
-def _usage(engine: Any, req: ChatRequest, completion_tokens: int) -> dict[str, int]:
+async def _usage(engine: Any, req: ChatRequest, completion_tokens: int) -> dict[str, int]:
+    """OpenAI's usage object. Prompt tokens: the engine's count of the built prompt (chat template included),
+    tokenized off the loop; 0 where the engine cannot count (a remote or scripted engine)."""
     prompt = 0
-    count = getattr(engine, "count_tokens", None)
+    count = getattr(engine, "prompt_tokens", None)
     if count is not None:
         try:
-            prompt = sum(count(m["content"]) for m in req.messages)
-        except Exception:      # a remote engine, or an unloaded one: unknown
+            prompt = int(await asyncio.get_running_loop().run_in_executor(None, count, req.messages))
+        except Exception:      # unloaded meanwhile: unknown
             prompt = 0
     return {"prompt_tokens": prompt, "completion_tokens": completion_tokens,
             "total_tokens": prompt + completion_tokens}

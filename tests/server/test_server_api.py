@@ -285,3 +285,26 @@ def test_window_replies_and_api_requests_wait_in_fifo_order() -> None:
         return [c[-1]["content"] for c in engine.calls]
 
     assert asyncio.run(asyncio.wait_for(main(), 60)) == ["window 1", "api", "window 2"]
+
+
+@pytest.mark.model
+def test_the_real_model_through_the_openai_client(bundled_model) -> None:  # type: ignore[no-untyped-def]
+    from app.engine.llama import LlamaEngine
+
+    engine = LlamaEngine(bundled_model, n_ctx=512)
+    engine.load()
+    try:
+        with ServerThread(engine) as s:
+            client = openai.OpenAI(base_url=s.url, api_key="unused", max_retries=0)
+            messages = [{"role": "user", "content": "Say hi."}]
+            out = client.chat.completions.create(model=engine.name, messages=messages, max_tokens=8,
+                                                 temperature=0.0)
+            assert out.choices[0].message.content
+            assert out.usage is not None and out.usage.completion_tokens <= 8
+            assert out.usage.prompt_tokens == engine.prompt_tokens(messages) > 0
+            with pytest.raises(openai.BadRequestError, match="context window") as info:
+                client.chat.completions.create(model=engine.name, max_tokens=8,
+                                               messages=[{"role": "user", "content": "word " * 2000}])
+            assert info.value.code == "context_length_exceeded"
+    finally:
+        engine.unload()
