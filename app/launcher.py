@@ -76,6 +76,25 @@ def install_excepthook() -> None:
     sys.excepthook = hook
 
 
+def remote_connection(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """The server to chat with: ``--remote URL``, else the connection saved as active in the Server menu (its
+    API key from the OS keyring), else None (a local model). ``--model`` always means the local model."""
+    from app.engine.remote import RemoteConnection
+
+    if getattr(args, "remote", None):
+        return RemoteConnection(args.remote, args.remote_model, os.environ.get("BROOK_REMOTE_API_KEY") or None,
+                                max(1, args.remote_concurrency))
+    if getattr(args, "model", None):
+        return None
+    from app.core.connections import Connections, KeyStore
+
+    conns = Connections.load()
+    saved = conns.get(conns.active)
+    if saved is None:
+        return None
+    return RemoteConnection(saved.base_url, saved.model, KeyStore().get(saved.name), saved.max_concurrency)
+
+
 def make_engine(args: argparse.Namespace, settings: object):
     from app.engine.llama import DEFAULT_N_CTX, LlamaEngine
     from app.engine.models import choose_model
@@ -83,12 +102,11 @@ def make_engine(args: argparse.Namespace, settings: object):
 
     if args.scripted:
         return ScriptedEngine(tokens_per_s=1000.0 / args.slow_ms if args.slow_ms else 40.0, repeat=3)
-    if getattr(args, "remote", None):
-        from app.engine.remote import RemoteConnection, RemoteEngine
+    remote = remote_connection(args)
+    if remote is not None:
+        from app.engine.remote import RemoteEngine
 
-        return RemoteEngine(RemoteConnection(args.remote, args.remote_model,
-                                             os.environ.get("BROOK_REMOTE_API_KEY") or None,
-                                             max(1, args.remote_concurrency)))
+        return RemoteEngine(remote)
     path, notice = choose_model(args.model, getattr(settings, "model_path", None))
     if notice:
         log.warning("%s", notice)

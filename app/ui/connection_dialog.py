@@ -35,6 +35,7 @@ class ConnectionDialog(QDialog):
     def __init__(self, connections: Connections, keys: KeyStore, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(self.tr("Connect to a server"))
+        self.setMinimumWidth(520)
         self.connections = connections
         self.keys = keys
         self._test_task: asyncio.Future[list[str]] | None = None
@@ -62,7 +63,8 @@ class ConnectionDialog(QDialog):
         form.addRow(self.tr("API key"), self.key)
         self.key_where = QLabel(keys.where)
         self.key_where.setWordWrap(True)
-        form.addRow("", self.key_where)
+        self.key_where.setObjectName("hint")
+        form.addRow(self.key_where)          # full width: a sentence, not a field
         model_row = QHBoxLayout()
         self.model = QComboBox()
         self.model.setEditable(True)
