@@ -24,7 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", metavar="PATH", help="a GGUF model file (default: the bundled SmolLM2-135M-Instruct)")
     p.add_argument("--n-ctx", type=_n_ctx, default=None, help="context window in tokens (default 4096, at least 128)")
     p.add_argument("--slow-ms", type=float, default=0.0, metavar="N",
-                   help="add N ms per token, to watch streaming happen (a debugging aid)")
+                   help="wait N ms before each chunk of any engine, to watch streaming happen (a debugging aid)")
     p.add_argument("--scripted", action="store_true",
                    help="use the scripted engine (deterministic demo text) instead of a model")
     p.add_argument("--smoke-test", action="store_true",
@@ -95,26 +95,32 @@ def remote_connection(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     return RemoteConnection(saved.base_url, saved.model, KeyStore().get(saved.name), saved.max_concurrency)
 
 
-def make_engine(args: argparse.Namespace, settings: object):
-    from app.engine.llama import DEFAULT_N_CTX, LlamaEngine
+def engine_spec(args: argparse.Namespace, settings: object):
+    """What to open at start: ``--scripted``, else a remote server (``remote_connection``), else the GGUF of
+    ``--model`` or the settings (a remembered one that is gone falls back to the bundled model, with a notice kept
+    on ``args.model_notice`` for the window)."""
     from app.engine.models import choose_model
-    from app.engine.scripted import ScriptedEngine
+    from app.engine.open import EngineSpec
 
-    if args.scripted:
-        return ScriptedEngine(tokens_per_s=1000.0 / args.slow_ms if args.slow_ms else 40.0, repeat=3)
-    remote = remote_connection(args)
-    if remote is not None:
-        from app.engine.remote import RemoteEngine
+    remote = None if args.scripted else remote_connection(args)
+    path = None
+    if not args.scripted and remote is None:
+        path, notice = choose_model(args.model, getattr(settings, "model_path", None))
+        if notice:
+            log.warning("%s", notice)
+            args.model_notice = notice          # shown in the window once it exists
+    return EngineSpec(model_path=path, n_ctx=args.n_ctx or getattr(settings, "n_ctx", None),
+                      scripted=args.scripted, slow_ms=args.slow_ms, n_threads=getattr(settings, "n_threads", None),
+                      n_gpu_layers=getattr(settings, "n_gpu_layers", 0), remote=remote)
 
-        return RemoteEngine(remote)
-    path, notice = choose_model(args.model, getattr(settings, "model_path", None))
-    if notice:
-        log.warning("%s", notice)
-        args.model_notice = notice          # shown in the window once it exists
-    n_ctx = args.n_ctx or getattr(settings, "n_ctx", None) or DEFAULT_N_CTX
-    return LlamaEngine(Path(path), n_ctx=n_ctx, slow_ms=args.slow_ms,
-                       n_threads=getattr(settings, "n_threads", None),
-                       n_gpu_layers=getattr(settings, "n_gpu_layers", 0))
+
+def make_engine(args: argparse.Namespace, settings: object):
+    """Open the engine to start with, the way File → Open model does (``app.engine.open.open_engine``). A bad
+    ``--model`` file is not refused here: loading it explains what is wrong in the window."""
+    from app.engine.open import open_engine
+
+    return open_engine(engine_spec(args, settings), check=False)
+
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -141,12 +147,14 @@ def main(argv: list[str] | None = None) -> int:
     from app.core.store import Store
     from app.core.stream import tune_switch_interval
     from app.engine.base import EngineError
+    from app.engine.open import open_engine
     from app.ui.main_window import MainWindow
 
     tune_switch_interval()
     settings = AppSettings.load()
     try:
-        engine = make_engine(args, settings)
+        spec = engine_spec(args, settings)
+        engine = open_engine(spec, check=False)
     except EngineError as exc:
         print(f"brook: {exc}", file=sys.stderr)
         return 2
@@ -169,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     window = MainWindow(engine, settings, store)
     if getattr(args, "model_notice", None):
         window.chat.add_notice(f"⚠ {args.model_notice}", "notice")
+    window.session.opener = lambda path: open_engine(spec.with_model(path))   # File → Open model, same options
     window.show()
     result = 0
 

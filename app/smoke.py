@@ -109,12 +109,13 @@ async def run_smoke_test(window, load: asyncio.Future[bool], args: argparse.Name
         return _fail(f"the reply did not finish within {SMOKE_TIMEOUT_S:g} s")
     # give a stopped worker's late chunks every chance to (wrongly) reach the screen
     if close_after is None:
-        if reply.stream is not None:
-            await reply.stream.wait_closed()
+        gen = window.session.generation_of(reply)
+        if gen is not None and gen.stream is not None:
+            await gen.stream.wait_closed()
         await asyncio.sleep(0.3)
     monitor.stop()
-    widget = window.chat.widgets[-1]
-    view = widget.view
+    widget = window.chat.widget_for(reply)
+    view = widget.view if widget is not None else None
     metrics = reply.metrics or {}
     renderer = getattr(view, "renderer", None)
     code_blocks = len(getattr(renderer, "code_blocks", []) or [])

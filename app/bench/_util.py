@@ -122,10 +122,11 @@ class PaintStage:
             self._view_factory = _stand_in_view
             self.kind += "+incremental_markdown_stand_in"
 
-    def attach(self, reply: Message) -> None:
+    def attach(self, reply: Message, metrics: Any = None) -> None:
+        """Paint ``reply`` each tick, stamping ``metrics`` (its ``Generation.metrics``)."""
         feed, paint, keep = self._view_factory()
         self._widgets.append(keep)
-        self._coalescer.attach(reply, feed, paint)
+        self._coalescer.attach(reply, feed, paint, metrics)
 
     def flush(self, reply: Message) -> None:
         self._coalescer.flush(reply)
@@ -166,10 +167,11 @@ class _StandInTick:
         self._timer.setTimerType(Qt.TimerType.PreciseTimer)
         self._timer.setInterval(16)
         self._timer.timeout.connect(self.tick)
-        self._targets: dict[int, tuple[Message, Callable[[str], Any], Callable[[], Any]]] = {}
+        self._targets: dict[int, tuple[Message, Callable[[str], Any], Callable[[], Any], Any]] = {}
 
-    def attach(self, reply: Message, feed: Callable[[str], Any], paint: Callable[[], Any]) -> None:
-        self._targets[reply.id] = (reply, feed, paint)
+    def attach(self, reply: Message, feed: Callable[[str], Any], paint: Callable[[], Any],
+               metrics: Any = None) -> None:
+        self._targets[reply.id] = (reply, feed, paint, metrics)
         self._timer.start()
 
     def detach(self, reply: Message) -> None:
@@ -182,7 +184,7 @@ class _StandInTick:
         if t is not None:
             self._paint(*t)
 
-    def _paint(self, reply: Message, feed: Callable[[str], Any], paint: Callable[[], Any]) -> None:
+    def _paint(self, reply: Message, feed: Callable[[str], Any], paint: Callable[[], Any], metrics: Any) -> None:
         from app.core.metrics import now
         text, n = reply.take_new()
         if not n:
@@ -192,8 +194,8 @@ class _StandInTick:
             feed(text)
         paint()
         t1 = now()
-        if reply.stream_metrics is not None:
-            reply.stream_metrics.on_painted(t1, n, t1 - t0)
+        if metrics is not None:
+            metrics.on_painted(t1, n, t1 - t0)
 
     def tick(self) -> None:
         for t in list(self._targets.values()):

@@ -25,7 +25,7 @@ from typing import Any
 
 from app.bench._util import PaintStage, emit, median, percentile, qt_loop, wait_until
 from app.core.conversation import Conversation, Message, MessageStatus, Role
-from app.core.generation import StreamSettings, generate
+from app.core.generation import Generation, StreamSettings, generate
 from app.core.metrics import now
 from app.core.scheduler import FairScheduler
 from app.core.stream import GIL_SWITCH_INTERVAL_S, tune_switch_interval
@@ -60,10 +60,11 @@ async def ours_run(engine: Any, stage: PaintStage, params: GenerationParams,
     c = Conversation()
     c.add(Message(Role.USER, PROMPT))
     reply = c.add(Message(Role.ASSISTANT, status=MessageStatus.WAITING))
-    stage.attach(reply)
+    gen = Generation(reply, c)
+    stage.attach(reply, gen.metrics)
     t_call = now()
-    await generate(engine, FairScheduler(), c, reply, params, settings=settings)
-    m = reply.stream_metrics
+    await generate(engine, FairScheduler(), c, reply, params, settings=settings, generation=gen)
+    m = gen.metrics
     await wait_until(lambda: len(m.painted) >= len(m.dequeued), 5.0)
     stage.detach(reply)
     assert reply.status is MessageStatus.DONE, (reply.status, reply.error)

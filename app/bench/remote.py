@@ -37,7 +37,7 @@ from httpx_sse import connect_sse
 from app.bench._util import PaintStage, emit, median, percentile, qt_loop, wait_until
 from app.bench.sse_server import DONE, Reply, SSEServer, delta_event
 from app.core.conversation import Conversation, Message, Role
-from app.core.generation import generate
+from app.core.generation import Generation, generate
 from app.core.metrics import now
 from app.core.scheduler import scheduler_for
 from app.core.types import GenerationParams
@@ -90,9 +90,10 @@ def raw_round(url: str) -> tuple[float, int]:
 async def ours_round(engine: RemoteEngine, stage: PaintStage) -> tuple[float, int]:
     conv = Conversation(messages=[Message(Role.USER, "go")])
     reply = conv.add(Message(Role.ASSISTANT))
-    stage.attach(reply)
+    gen = Generation(reply, conv)
+    stage.attach(reply, gen.metrics)
     t0 = now()
-    await generate(engine, scheduler_for(engine), conv, reply, GenerationParams(max_tokens=10**7))
+    await generate(engine, scheduler_for(engine), conv, reply, GenerationParams(max_tokens=10**7), generation=gen)
     t_end = now()
     await wait_until(lambda: not reply.pending, 5.0)
     stage.flush(reply)
@@ -104,14 +105,15 @@ async def ours_round(engine: RemoteEngine, stage: PaintStage) -> tuple[float, in
 async def stop_round(bench: Bench, engine: RemoteEngine, stage: PaintStage, delay_s: float) -> dict[str, float]:
     conv = Conversation(messages=[Message(Role.USER, "go")])
     reply = conv.add(Message(Role.ASSISTANT))
-    stage.attach(reply)
+    gen = Generation(reply, conv)
+    stage.attach(reply, gen.metrics)
     n_disc = len(bench.server.disconnects)
     task = asyncio.ensure_future(generate(engine, scheduler_for(engine), conv, reply,
-                                          GenerationParams(max_tokens=10**7)))
+                                          GenerationParams(max_tokens=10**7), generation=gen))
     await wait_until(lambda: reply.chunks > 0 or task.done(), 30.0, 0.001)
     await asyncio.sleep(delay_s)
     stage.flush(reply)
-    painted_at_click = len(reply.stream_metrics.painted)
+    painted_at_click = len(gen.metrics.painted)
     chunks_at_click = reply.chunks
     t_click = now()
     task.cancel()
@@ -119,15 +121,15 @@ async def stop_round(bench: Bench, engine: RemoteEngine, stage: PaintStage, dela
         await task
     except asyncio.CancelledError:
         pass
-    assert reply.stream is not None
-    await reply.stream.wait_closed()
+    assert gen.stream is not None
+    await gen.stream.wait_closed()
     ok = await asyncio.get_running_loop().run_in_executor(None, bench.server.wait_disconnects, n_disc + 1, 10.0)
     await asyncio.sleep(0.05)
     stage.flush(reply)
     stage.detach(reply)
     t_disc = bench.server.disconnects[n_disc].t if ok else float("nan")
     return {"stop_to_disconnect_ms": (t_disc - t_click) * 1000.0,
-            "after": (reply.chunks - chunks_at_click) + (len(reply.stream_metrics.painted) - painted_at_click)}
+            "after": (reply.chunks - chunks_at_click) + (len(gen.metrics.painted) - painted_at_click)}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,7 +19,7 @@ from typing import Any
 
 from app.bench._util import PaintStage, emit, qt_loop, rss_mb, thread_count, wait_until
 from app.core.conversation import Conversation, Message, MessageStatus, Role
-from app.core.generation import StreamSettings, generate
+from app.core.generation import Generation, StreamSettings, generate
 from app.core.scheduler import FairScheduler
 from app.core.stream import live_streams
 from app.core.types import GenerationParams
@@ -32,11 +32,14 @@ async def replies(engine: ScriptedEngine, sched: FairScheduler, stage: PaintStag
     for i in range(n):
         conv.add(Message(Role.USER, f"Question {i}: tell me more."))
         reply = conv.add(Message(Role.ASSISTANT, status=MessageStatus.WAITING))
-        stage.attach(reply)
-        await generate(engine, sched, conv, reply, params, settings=StreamSettings(paint_grace_s=0.2))
-        m = reply.stream_metrics
+        gen = Generation(reply, conv)
+        stage.attach(reply, gen.metrics)
+        await generate(engine, sched, conv, reply, params, settings=StreamSettings(paint_grace_s=0.2),
+                       generation=gen)
+        m = gen.metrics
         await wait_until(lambda m=m: len(m.painted) >= len(m.dequeued), 10.0)
-        await reply.stream.wait_closed()
+        assert gen.stream is not None
+        await gen.stream.wait_closed()
         stage.detach(reply)
         assert reply.status is MessageStatus.DONE, (reply.status, reply.error)
 

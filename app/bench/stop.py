@@ -25,7 +25,7 @@ from typing import Any
 
 from app.bench._util import PaintStage, emit, percentile, qt_loop, thread_count, wait_until
 from app.core.conversation import Conversation, Message, MessageStatus, Role
-from app.core.generation import generate
+from app.core.generation import Generation, generate
 from app.core.metrics import now
 from app.core.scheduler import FairScheduler
 from app.core.stream import live_streams
@@ -38,14 +38,15 @@ async def one_stop(engine: Any, sched: FairScheduler, stage: PaintStage, delay_s
     c = Conversation()
     c.add(Message(Role.USER, "Tell me everything."))
     reply = c.add(Message(Role.ASSISTANT, status=MessageStatus.WAITING))
-    stage.attach(reply)
+    gen = Generation(reply, c)
+    stage.attach(reply, gen.metrics)
     params = GenerationParams(max_tokens=4096 if not isinstance(engine, ScriptedEngine) else 10**6)
-    task = asyncio.ensure_future(generate(engine, sched, c, reply, params))
+    task = asyncio.ensure_future(generate(engine, sched, c, reply, params, generation=gen))
     # wait for decode to start (the first chunk), then the random moment
     await wait_until(lambda: reply.chunks > 0 or task.done(), 60.0, 0.001)
     await asyncio.sleep(delay_s)
     stage.flush(reply)                    # what had arrived before the click is painted ...
-    painted_at_click = len(reply.stream_metrics.painted)
+    painted_at_click = len(gen.metrics.painted)
     chunks_at_click, text_at_click = reply.chunks, reply.text
     t_click = now()
     task.cancel()
@@ -54,12 +55,13 @@ async def one_stop(engine: Any, sched: FairScheduler, stage: PaintStage, delay_s
     except asyncio.CancelledError:
         pass
     t_idle = now()
-    stream = reply.stream
+    stream = gen.stream
+    assert stream is not None
     await stream.wait_closed()
     await asyncio.sleep(0.03)             # two more ticks: anything painted now would be a bug
     stage.flush(reply)
     stage.detach(reply)
-    m = reply.stream_metrics
+    m = gen.metrics
     after = (reply.chunks - chunks_at_click) + (len(m.painted) - painted_at_click)
     if reply.text != text_at_click:
         after += 1

@@ -26,7 +26,7 @@ class MessageStatus(StrEnum):
 
     WAITING = "waiting"        # in line for the model
     PREFILL = "prefill"        # the model is reading the prompt (no token yet)
-    STREAMING = "generating"   # decode: tokens are arriving
+    GENERATING = "generating"  # decode: tokens are arriving
     DONE = "done"
     STOPPED = "stopped"
     TIMED_OUT = "timed out"
@@ -42,7 +42,9 @@ _ids = itertools.count(1)
 
 @dataclass(eq=False)
 class Message:
-    """One chat message. For assistant replies also the provenance: model, params, timings, stop reason."""
+    """One chat message, plain data. For assistant replies also the provenance: model, params, timings
+    (``metrics``, the ``ReplySummary`` as a dict), stop reason. What runs while a reply is generated (its task,
+    token stream, live metrics) lives in ``app.core.generation.Generation``, not here."""
 
     role: Role
     content: str = ""
@@ -63,8 +65,6 @@ class Message:
     _taken: int = 0                    # parts already handed to the renderer
     _taken_chunks: int = 0
     _joined: tuple[int, str] = field(default=(-1, ""), repr=False)
-    stream_metrics: Any = field(default=None, repr=False)   # live StreamMetrics while generating
-    stream: Any = field(default=None, repr=False)           # the TokenStream (worker) of the last generation
     db_id: int | None = field(default=None, repr=False)     # row id in the history database
     left_out: int = 0                  # older messages left out of this reply's prompt (context window)
 

@@ -1,8 +1,11 @@
 """One reply, end to end on the loop: wait for a slot, stream, time out, stop (DESIGN §1-§2).
 
-``generate()`` is the coroutine the UI runs as a task; Stop is ``task.cancel()``. It never renders: it appends
-chunks to the reply ``Message`` and reports status changes through ``on_update``; a render tick paints (it calls
-``reply.take_new()`` and then ``reply.stream_metrics.on_painted(...)``).
+``generate()`` is the coroutine a chat session runs as a task; Stop is ``task.cancel()``. It never renders: it
+appends chunks to the reply ``Message`` and reports status changes through ``on_update``; a render tick paints
+(it calls ``reply.take_new()`` and then ``generation.metrics.on_painted(...)``).
+
+A ``Generation`` is one run of ``generate`` for one reply: the reply, its conversation, its task, its token
+stream, its live metrics and its id, in one object (the ``Message`` itself stays plain data).
 
 ``shutdown()`` is the closing-the-window path: cancel every generation, join the workers, unload the engines.
 """
@@ -15,7 +18,7 @@ import logging
 import secrets
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
 from app.core.conversation import Conversation, Message, MessageStatus
@@ -55,12 +58,61 @@ class StreamSettings:
     paint_grace_s: float = 1.0
 
 
+@dataclass(eq=False)
+class Generation:
+    """One generation of one reply, from the request to the worker's end.
+
+    - ``reply`` / ``conversation``: the assistant ``Message`` being written and the conversation it is in;
+    - ``metrics``: its live ``StreamMetrics`` (the render tick stamps paints here);
+    - ``stream``: its ``TokenStream`` once the engine slot was acquired (``None`` before); ``await
+      generation.stream.wait_closed()`` waits for the worker thread;
+    - ``task``: the asyncio task running ``generate`` (set by whoever starts it; ``None`` when awaited directly);
+    - ``painted_at_stop``: chunks painted when Stop was pressed (``None`` unless stopped by the user).
+    """
+
+    reply: Message
+    conversation: Conversation
+    metrics: StreamMetrics = field(default_factory=StreamMetrics)
+    stream: TokenStream | None = None
+    task: asyncio.Task[Message] | None = None
+    painted_at_stop: int | None = None
+    saved_chunks: int = -1                  # reply.chunks when it was last saved (autosave)
+
+    @property
+    def id(self) -> int | None:
+        """The generation id that tags this run's chunks (``None`` until the stream exists)."""
+        return self.stream.generation_id if self.stream is not None else None
+
+    @property
+    def running(self) -> bool:
+        """True until the reply reached a final status."""
+        return not self.reply.status.final
+
+    @property
+    def worker_alive(self) -> bool:
+        """True while the engine's worker thread may still run (a stopped prefill, say)."""
+        return self.stream is not None and self.stream.alive
+
+    def chunks_painted_after_stop(self) -> int:
+        """Chunks painted after Stop was pressed (0 unless something is wrong, or not stopped)."""
+        if self.painted_at_stop is None:
+            return 0
+        return len(self.metrics.painted) - self.painted_at_stop
+
+
+def mark_stopped(reply: Message) -> None:
+    """The one place a reply becomes STOPPED by the user (stop reason "user"); a final reply is left alone."""
+    if not reply.status.final:
+        reply.status, reply.stop_reason = MessageStatus.STOPPED, "user"
+
+
 async def generate(engine: ChunkSource, scheduler: FairScheduler, conversation: Conversation, reply: Message,
                    params: GenerationParams, *, settings: StreamSettings | None = None,
-                   on_update: Callable[[Message], None] | None = None) -> Message:
+                   on_update: Callable[[Message], None] | None = None,
+                   generation: Generation | None = None) -> Message:
     """Generate ``reply`` (an assistant message already in ``conversation``) with ``engine``.
 
-    Status goes [WAITING →] PREFILL → STREAMING → DONE | STOPPED | TIMED_OUT | ERROR (WAITING only when the
+    Status goes [WAITING →] PREFILL → GENERATING → DONE | STOPPED | TIMED_OUT | ERROR (WAITING only when the
     scheduler makes it wait: "waiting for the model"); ``on_update(reply)`` is called on the loop on each
     change, and once more when the render tick has painted the last chunk (``reply.metrics`` then holds the
     final TTFT / tokens/s; that call may come after ``generate`` returned).
@@ -69,14 +121,14 @@ async def generate(engine: ChunkSource, scheduler: FairScheduler, conversation: 
     ``CancelledError`` is re-raised; nothing produced after the cancel reaches ``reply``. Engine errors and
     timeouts end the reply with a readable ``reply.error`` and do not raise. The engine slot is released only
     when the worker thread has returned (a Stop during prefill keeps the model busy until prefill ends).
-    ``reply.generation_id`` tags the chunks of this generation; ``reply.stream`` is its ``TokenStream``
-    (``await reply.stream.wait_closed()`` waits for the worker).
+    ``reply.generation_id`` tags the chunks of this generation. ``generation`` (optional) receives the stream
+    and metrics of this run (pass one to watch or paint it; a fresh one is used otherwise).
     """
     settings = settings or StreamSettings()
     notify = on_update or _noop
     loop = asyncio.get_running_loop()
-    metrics = StreamMetrics()
-    reply.stream_metrics = metrics
+    gen = generation if generation is not None else Generation(reply, conversation)
+    metrics = gen.metrics
     reply.model = engine.name
     params, reply.provenance = _with_provenance(engine, params)
     reply.params = {k: getattr(params, k) for k in params.__dataclass_fields__}
@@ -101,7 +153,7 @@ async def generate(engine: ChunkSource, scheduler: FairScheduler, conversation: 
         stream = TokenStream(lambda stop: engine.stream(_fitted(engine, messages, params, loop, reply), params, stop),
                              maxsize=settings.queue_maxsize, metrics=metrics)
         gid = reply.generation_id = stream.generation_id
-        reply.stream = stream
+        gen.stream = stream
         stream.start()
         append = reply.append
         t0 = loop.time()
@@ -111,7 +163,7 @@ async def generate(engine: ChunkSource, scheduler: FairScheduler, conversation: 
                 if not first_seen:
                     first_seen = True
                     budget.reschedule(t0 + settings.total_timeout_s)
-                    reply.status = MessageStatus.STREAMING
+                    reply.status = MessageStatus.GENERATING
                     notify(reply)
                 for chunk in batch:
                     append(chunk.text, gid)
@@ -130,7 +182,7 @@ async def generate(engine: ChunkSource, scheduler: FairScheduler, conversation: 
             reply.status, reply.stop_reason, reply.error = MessageStatus.TIMED_OUT, "timeout", str(err)
             log.warning("reply %s timed out: %s", reply.id, err)
     except asyncio.CancelledError:
-        reply.status, reply.stop_reason = MessageStatus.STOPPED, "user"
+        mark_stopped(reply)
         raise
     except Exception as exc:
         _fail(reply, exc)
@@ -211,7 +263,9 @@ def _finish_metrics(loop: asyncio.AbstractEventLoop, reply: Message, metrics: St
                     notify: Callable[[Message], None]) -> None:
     """Store the summary now; when chunks are still unpainted or the worker is still running, store it again
     (final: paint stamps, stop latency) once the tick has painted them and the worker has returned, or after
-    ``paint_grace_s`` at the latest, then ``notify`` once more. Exactly one debug log line per reply."""
+    ``paint_grace_s`` at the latest, then ``notify`` once more. Exactly one debug log line per reply. This is
+    the only place a reply's summary is written."""
+    gid = reply.generation_id
     reply.metrics = _with_left_out(metrics.summary().as_dict(), reply)
     waiting = {"paint": not metrics.caught_up,
                "worker": stream is not None and stream.worker_done is not None and not stream.worker_done.done()}
@@ -227,10 +281,11 @@ def _finish_metrics(loop: asyncio.AbstractEventLoop, reply: Message, metrics: St
         for h in timer:
             h.cancel()
         s = metrics.summary()
-        if reply.stream_metrics is metrics:    # not already reused for a newer generation
+        current = reply.generation_id == gid     # not already reused for a newer generation (continue)
+        if current:
             reply.metrics = _with_left_out(s.as_dict(), reply)
-        log.debug("reply %s gen %s %s: %s", reply.id, reply.generation_id, reply.status.value, s.log_line())
-        if renotify and reply.stream_metrics is metrics:
+        log.debug("reply %s gen %s %s: %s", reply.id, gid, reply.status.value, s.log_line())
+        if renotify and current:
             notify(reply)
 
     def settled(what: str) -> None:

@@ -39,7 +39,8 @@ class ReplySummary:
     - ``prefill_ms``: slot acquired → first chunk produced by the engine (prompt processing + first decode);
     - ``first_paint_ms``: first chunk produced → first chunk painted (the app's share of TTFT);
     - ``ttft_ms``: slot acquired → first chunk painted (= prefill + first paint);
-    - ``decode_tokens_per_s``: (tokens − 1) ÷ (last produced − first produced), the engine's decode rate;
+    - ``decode_tokens_per_s``: ``StreamMetrics.tokens_per_s()``, the engine's decode rate (the live figure in
+      the status bar is the same function);
     - ``queue_high_water``: most chunks ever held by the queue (≤ its maxsize);
     - ``backpressure_waits``: puts that waited > ``BACKPRESSURE_WARN_S``; ``backpressure_wait_ms``: total time
       the worker spent blocked on a full queue (every wait, long or short);
@@ -110,6 +111,7 @@ class StreamMetrics:
     tick_cost: array[float] = field(default_factory=_stamps)
     tick_chunks: array[int] = field(default_factory=lambda: array("i"))
     tokens: int = 0
+    first_chunk_tokens: int = 0            # tokens of the first chunk (produced before the decode span starts)
     queue_high_water: int = 0
     backpressure_waits: int = 0
     backpressure_wait_s: float = 0.0
@@ -120,8 +122,25 @@ class StreamMetrics:
 
     # worker thread -------------------------------------------------------------------------------------
     def on_produced(self, t: float, n_tokens: int) -> None:
+        if not self.produced:
+            self.first_chunk_tokens = n_tokens
         self.produced.append(t)
         self.tokens += n_tokens
+
+    def tokens_per_s(self) -> float | None:
+        """Decode rate so far (tokens/s): the tokens produced after the first chunk ÷ (last produced − first
+        produced). Counts tokens, not chunks, so a server that sends several tokens per event is measured right.
+        ``None`` until there are two chunks over a non-zero span. Safe to call from the loop while the worker
+        appends (it reads two stamps and two counters)."""
+        produced = self.produced
+        n = len(produced)
+        if n < 2:
+            return None
+        span = produced[n - 1] - produced[0]
+        tokens = self.tokens - self.first_chunk_tokens
+        if span <= 0 or tokens <= 0:
+            return None
+        return tokens / span
 
     def on_enqueued(self, t: float, depth: int, waited_s: float, n_chars: int = 0) -> None:
         """A chunk of ``n_chars`` characters entered the queue at ``t`` (depth after the put, chunks) after
@@ -183,10 +202,7 @@ class StreamMetrics:
         produced = self.produced
         if produced:
             s.prefill_ms = (produced[0] - start) * 1000.0
-            if len(produced) > 1 and self.tokens > 1:
-                span = produced[-1] - produced[0]
-                if span > 0:
-                    s.decode_tokens_per_s = (self.tokens - 1) / span
+            s.decode_tokens_per_s = self.tokens_per_s()
         if self.painted:
             s.ttft_ms = (self.painted[0] - start) * 1000.0
             if produced:

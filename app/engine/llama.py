@@ -52,14 +52,13 @@ class LlamaEngine:
     max_concurrency = 1
 
     def __init__(self, model_path: str | Path, *, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None,
-                 n_gpu_layers: int = 0, slow_ms: float = 0.0, chat_template: str | None = None) -> None:
+                 n_gpu_layers: int = 0, chat_template: str | None = None) -> None:
         self.model_path = Path(model_path)
         self.chat_template = chat_template    # None: the GGUF's own
         self._prompt: ChatPrompt | None = None
         self.n_ctx = n_ctx
         self.n_threads = n_threads
         self.n_gpu_layers = n_gpu_layers
-        self.slow_ms = slow_ms
         self._llm: Any = None
         self._lock = threading.Lock()
 
@@ -130,7 +129,6 @@ class LlamaEngine:
         # id in ``stopping_criteria``); its text is no stop string: a reply that quotes "<|im_end|>" goes on.
         if params.seed is not None:
             kwargs["seed"] = params.seed
-        pause = self.slow_ms / 1000.0
         abort = self._set_abort(llm, stop)
         it = llm.create_completion(**kwargs)
         try:
@@ -159,8 +157,6 @@ class LlamaEngine:
                 finish = choice.get("finish_reason")
                 if not text and not finish:
                     continue
-                if pause and text and stop.wait(pause):
-                    return
                 yield Chunk(text, 1 if text else 0, finish)
         finally:
             if abort is not None:

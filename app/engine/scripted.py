@@ -1,6 +1,6 @@
 """A deterministic engine: a fixed script of chunks at a set token rate.
 
-For tests, benchmarks and demos (``--slow-ms``). Token *i* is due at ``t0 + prefill_s + i / tokens_per_s``
+For tests, benchmarks and demos (``--scripted``). Token *i* is due at ``t0 + prefill_s + i / tokens_per_s``
 (a deadline schedule, so per-token overhead and sleep jitter do not accumulate into a lower rate). It can fail
 after a given number of chunks, and it can emit text the way a byte-level tokenizer does: either decoded
 incrementally by the engine (``byte_chunks``, as llama-cpp-python does) or as raw bytes split inside
@@ -81,11 +81,6 @@ class ScriptedEngine:
         self.max_active = 0
         self.last_stop_t: float | None = None
         self._lock = threading.Lock()
-
-    @classmethod
-    def slow(cls, slow_ms: float, **kwargs: object) -> ScriptedEngine:
-        """The ``--slow-ms`` demo engine: one token every ``slow_ms`` milliseconds."""
-        return cls(tokens_per_s=1000.0 / slow_ms if slow_ms > 0 else 0.0, **kwargs)  # type: ignore[arg-type]
 
     @property
     def name(self) -> str:

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.conversation import Message, MessageStatus, Role
+from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.ui.markdown_view import MarkdownView, height_for_width
 
 STICK_SLACK_PX = 24
@@ -28,7 +28,7 @@ STICK_SLACK_PX = 24
 STATUS_TEXT = {
     MessageStatus.WAITING: "waiting for the model…",
     MessageStatus.PREFILL: "reading the prompt…",
-    MessageStatus.STREAMING: "generating…",
+    MessageStatus.GENERATING: "generating…",
     MessageStatus.DONE: "",
     MessageStatus.STOPPED: "stopped",
     MessageStatus.TIMED_OUT: "timed out",
@@ -217,6 +217,20 @@ class ChatView(QScrollArea):
         self.widgets.append(w)
         self.stick_to_bottom = True
         return w
+
+    def widget_for(self, message: Message) -> MessageWidget | None:
+        """The widget showing ``message``, or None when it is not shown."""
+        for w in reversed(self.widgets):
+            if w.message is message:
+                return w
+        return None
+
+    def show_conversation(self, conv: Conversation) -> None:
+        """Show ``conv``'s messages (and nothing else), scrolled to the end."""
+        self.clear()
+        for m in conv.messages:
+            self.add(m)
+        self.scroll_to_bottom()
 
     def remove(self, message: Message) -> None:
         """Take ``message``'s widget out of the list."""

@@ -17,6 +17,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
 from app.core.conversation import Message
+from app.core.metrics import StreamMetrics
 
 #: ~60 Hz, a display frame.
 MIN_INTERVAL_MS = 16
@@ -29,6 +30,7 @@ class _Target:
     reply: Message
     feed: Callable[[str], None]          # hand new text to the renderer (no repaint)
     paint: Callable[[], bool]            # patch the view; True when something changed
+    metrics: StreamMetrics | None = None  # the generation's metrics: each paint is stamped there
     frozen: bool = False
 
 
@@ -59,11 +61,19 @@ class Coalescer(QObject):
         self.interval_ms = MIN_INTERVAL_MS
         self.last_tick_ms = 0.0
 
-    def attach(self, reply: Message, feed: Callable[[str], None], paint: Callable[[], bool]) -> None:
-        """Start painting ``reply`` on each tick."""
-        self._targets[reply.id] = _Target(reply, feed, paint)
+    def attach(self, reply: Message, feed: Callable[[str], None], paint: Callable[[], bool],
+               metrics: StreamMetrics | None = None) -> None:
+        """Start painting ``reply`` on each tick (replacing its previous target, e.g. when its view is re-made);
+        each paint is stamped in ``metrics`` (the reply's ``Generation.metrics``) when given."""
+        old = self._targets.get(reply.id)
+        self._targets[reply.id] = _Target(reply, feed, paint, metrics, frozen=old.frozen if old else False)
         if not self._timer.isActive():
             self._timer.start()
+
+    def metrics_of(self, reply: Message) -> StreamMetrics | None:
+        """The metrics ``reply``'s paints are stamped in while it is attached (None otherwise)."""
+        t = self._targets.get(reply.id)
+        return t.metrics if t is not None else None
 
     def painted_chunks(self, reply: Message) -> int:
         return self._painted_chunks.get(reply.id, 0)
@@ -100,7 +110,7 @@ class Coalescer(QObject):
         t1 = self._clock()
         rid = t.reply.id
         self._painted_chunks[rid] = self._painted_chunks.get(rid, 0) + n
-        metrics = t.reply.stream_metrics
+        metrics = t.metrics
         if metrics is not None:
             metrics.on_painted(t1, n, t1 - t0)
         self.painted.emit(t.reply, n)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -83,9 +84,9 @@ def _ms(v: float | None) -> str:
 class StreamInspector(QWidget):
     """The inspector's content: the timeline, the hover line, figures, Fit, Copy as JSON / Save….
 
-    ``set_reply(reply)`` shows a ``Message`` (its live ``stream_metrics`` and text), ``set_metrics(m, text)`` a
-    bare ``StreamMetrics``; ``set_watchdog(wd)`` adds its stall count and stall spans. ``refresh()`` redraws now
-    (the timer calls it while visible and live); ``hover_chunk(i)`` describes chunk ``i``.
+    ``set_reply(reply, metrics)`` shows a ``Message`` (its text and its generation's live metrics);
+    ``set_metrics(m, text)`` a bare ``StreamMetrics``; ``set_watchdog(wd)`` adds its stall count and stall spans.
+    ``refresh()`` redraws now (the timer calls it while visible and live); ``hover_chunk(i)`` describes chunk ``i``.
     """
 
     def __init__(self, parent: QWidget | None = None, *, refresh_ms: int = REFRESH_MS) -> None:
@@ -151,11 +152,11 @@ class StreamInspector(QWidget):
         self._timer.timeout.connect(self._on_timer)
 
     # what to show ----------------------------------------------------------------------------------------
-    def set_reply(self, reply: Message | None) -> None:
-        """Show ``reply`` (None: nothing). A reply without stamps (loaded from history) shows its stored
-        summary only."""
+    def set_reply(self, reply: Message | None, metrics: StreamMetrics | None = None) -> None:
+        """Show ``reply`` (None: nothing) with its live ``metrics`` (its ``Generation.metrics``; see
+        ``ChatSession.generation_of``). A reply without stamps (loaded from history) shows its stored summary only."""
         self._reply = reply
-        self._metrics = reply.stream_metrics if reply is not None else None
+        self._metrics = metrics if reply is not None else None
         self._reset()
         self._set_title()
         self.refresh()
@@ -383,19 +384,24 @@ class StreamInspectorDock(QDockWidget):
     """The inspector in a dock (``inspector`` is the ``StreamInspector``). It follows the reply that is
     streaming (``on_painted``, from the coalescer's ``painted`` signal) unless one was chosen with ``inspect``."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None,
+                 metrics_for: Callable[[Message], StreamMetrics | None] | None = None) -> None:
         super().__init__("Stream inspector", parent)
         self.setObjectName("streamInspector")
         self.inspector = StreamInspector(self)
         self.setWidget(self.inspector)
         self.setAllowedAreas(Qt.DockWidgetArea.BottomDockWidgetArea | Qt.DockWidgetArea.RightDockWidgetArea)
         self.pinned: Message | None = None
+        self.metrics_for = metrics_for or (lambda _reply: None)   # a reply's live metrics (its generation's)
+
+    def _show(self, reply: Message) -> None:
+        self.inspector.set_reply(reply, self.metrics_for(reply))
 
     def inspect(self, reply: Message | None) -> None:
         """Show ``reply`` (the selected one) and stay on it; None: follow the streaming reply again."""
         self.pinned = reply
         if reply is not None:
-            self.inspector.set_reply(reply)
+            self._show(reply)
             self.show()
             self.raise_()
 
@@ -404,7 +410,7 @@ class StreamInspectorDock(QDockWidget):
         if not self.isVisible():
             return
         if self.pinned is None and self.inspector.reply is not reply:
-            self.inspector.set_reply(reply)
+            self._show(reply)
         self.inspector.poke()
 
     def showEvent(self, event: Any) -> None:
@@ -416,14 +422,21 @@ class StreamInspectorDock(QDockWidget):
             conv = getattr(window, "conversation", None)
             replies = [m for m in getattr(conv, "messages", []) if m.role.value == "assistant"]
             if replies:
-                self.inspector.set_reply(replies[-1])
+                self._show(replies[-1])
 
 
 def install_inspector(window: QMainWindow, coalescer: Any) -> StreamInspectorDock:
     """Add the stream inspector to ``window``: a dock at the bottom, hidden, toggled by View → Stream inspector
     (Ctrl+Shift+I), following the replies ``coalescer`` (an ``app.ui.coalescer.Coalescer``) paints. Returns the
-    dock (``dock.inspect(reply)`` shows a chosen reply)."""
-    dock = StreamInspectorDock(window)
+    dock (``dock.inspect(reply)`` shows a chosen reply). A reply's live metrics come from the window's chat
+    session (``session.generation_of``) or, while it is painted, from the coalescer."""
+
+    def metrics_for(reply: Message) -> StreamMetrics | None:
+        session = getattr(window, "session", None)
+        gen = session.generation_of(reply) if session is not None else None
+        return gen.metrics if gen is not None else coalescer.metrics_of(reply)
+
+    dock = StreamInspectorDock(window, metrics_for)
     window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
     dock.hide()
     action = dock.toggleViewAction()

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.core.errors import BrookError
-from app.core.generation import StreamSettings, generate
+from app.core.generation import Generation, StreamSettings, generate
 from app.core.metrics import now
 from app.core.scheduler import FairScheduler
 from app.core.stream import live_streams
@@ -40,16 +40,14 @@ def chat(prompt: str = "hello") -> tuple[Conversation, Message]:
     return c, reply
 
 
-async def painter(reply: Message, interval_s: float = 0.016) -> None:
+async def painter(gen: Generation, interval_s: float = 0.016) -> None:
     """What the UI's coalescer does each tick: take new text, 'render' it, stamp the paint."""
     while True:
         await asyncio.sleep(interval_s)
-        if reply.stream_metrics is None:
-            continue
         t0 = now()
-        _text, n = reply.take_new()
+        _text, n = gen.reply.take_new()
         t1 = now()
-        reply.stream_metrics.on_painted(t1, n, t1 - t0)
+        gen.metrics.on_painted(t1, n, t1 - t0)
 
 
 # -- done ------------------------------------------------------------------------------------------------
@@ -78,8 +76,9 @@ def test_statuses_metrics_and_one_log_line_per_reply(caplog: pytest.LogCaptureFi
         updates.append(m.metrics)
 
     async def main() -> None:
-        paint = asyncio.ensure_future(painter(reply))
-        await generate(e, FairScheduler(), c, reply, GenerationParams(), on_update=on_update)
+        gen = Generation(reply, c)
+        paint = asyncio.ensure_future(painter(gen))
+        await generate(e, FairScheduler(), c, reply, GenerationParams(), on_update=on_update, generation=gen)
         # the last tick paints the rest, then the summary is final and notified once more
         await until(lambda: updates[-1] is not None and updates[-1]["chunks_painted"] == updates[-1]["chunks"])
         paint.cancel()
@@ -87,7 +86,7 @@ def test_statuses_metrics_and_one_log_line_per_reply(caplog: pytest.LogCaptureFi
     with caplog.at_level(logging.DEBUG, logger="brook.generation"):
         run(main())
     assert seen[0] is MessageStatus.PREFILL
-    assert MessageStatus.STREAMING in seen and seen[-1] is MessageStatus.DONE
+    assert MessageStatus.GENERATING in seen and seen[-1] is MessageStatus.DONE
     assert reply.generation_id is not None
     m = reply.metrics
     assert m is not None
@@ -113,24 +112,26 @@ def test_stop_reraises_keeps_partial_text_and_drops_later_chunks() -> None:
     e = engine(["x"] * 100_000, tokens_per_s=2000)
     c, reply = chat()
     sched = FairScheduler()
+    gen = Generation(reply, c)
 
     async def main() -> tuple[str, str]:
-        task = asyncio.ensure_future(generate(e, sched, c, reply, GenerationParams(max_tokens=100_000)))
+        task = asyncio.ensure_future(generate(e, sched, c, reply, GenerationParams(max_tokens=100_000),
+                                              generation=gen))
         while len(reply.text) < 50:
             await asyncio.sleep(0.005)
         task.cancel()
         text_at_stop = reply.text
         with pytest.raises(asyncio.CancelledError):
             await task
-        assert reply.stream is not None
-        await reply.stream.wait_closed()
+        assert gen.stream is not None
+        await gen.stream.wait_closed()
         assert sched.active == 0          # slot released once the worker returned
         return text_at_stop, reply.text
 
     at_stop, final = run(main())
     assert final == at_stop and len(final) >= 50        # nothing after Stop reaches the message
     assert reply.status is MessageStatus.STOPPED and reply.stop_reason == "user"
-    assert reply.stream_metrics.summary().stop_latency_ms is not None
+    assert gen.metrics.summary().stop_latency_ms is not None
 
 
 def test_cancel_while_waiting_for_the_model() -> None:
@@ -138,9 +139,10 @@ def test_cancel_while_waiting_for_the_model() -> None:
     sched = FairScheduler()
     c, first = chat()
     second = c.add(Message(Role.ASSISTANT))
+    gen = Generation(first, c)
 
     async def main() -> None:
-        t1 = asyncio.ensure_future(generate(e, sched, c, first, GenerationParams()))
+        t1 = asyncio.ensure_future(generate(e, sched, c, first, GenerationParams(), generation=gen))
         await asyncio.sleep(0.02)
         t2 = asyncio.ensure_future(generate(e, sched, c, second, GenerationParams()))
         await asyncio.sleep(0.02)
@@ -152,7 +154,8 @@ def test_cancel_while_waiting_for_the_model() -> None:
         t1.cancel()
         with pytest.raises(asyncio.CancelledError):
             await t1
-        await first.stream.wait_closed()
+        assert gen.stream is not None
+        await gen.stream.wait_closed()
     run(main())
 
 
@@ -177,16 +180,17 @@ def test_stop_during_prefill_goes_idle_at_once_and_holds_the_slot() -> None:
     sched = FairScheduler()
     c, first = chat()
     second = c.add(Message(Role.ASSISTANT))
+    gen = Generation(first, c)
 
     async def main() -> None:
-        task = asyncio.ensure_future(generate(e, sched, c, first, GenerationParams()))
+        task = asyncio.ensure_future(generate(e, sched, c, first, GenerationParams(), generation=gen))
         await until(e.in_prefill.is_set)             # inside the (uninterruptible) prefill
         assert first.status is MessageStatus.PREFILL
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task                               # the UI is idle while prefill still runs
         assert first.status is MessageStatus.STOPPED and first.text == ""
-        assert first.stream is not None and first.stream.alive and e.in_prefill.is_set()
+        assert gen.stream is not None and gen.stream.alive and e.in_prefill.is_set()
         assert sched.active == 1                     # ... holding the engine slot
         later = asyncio.ensure_future(generate(e, sched, c, second, GenerationParams()))
         await until(lambda: sched.waiting == 1)
@@ -194,7 +198,7 @@ def test_stop_during_prefill_goes_idle_at_once_and_holds_the_slot() -> None:
         e.gate.set()                                 # ... until the first prefill ends
         await later
         assert second.status is MessageStatus.DONE and second.text == "y" * 20
-        assert not first.stream.alive
+        assert not gen.stream.alive
         assert e.inner.max_active == 1
 
     run(main())
@@ -212,16 +216,18 @@ def test_100_start_stop_cycles_leave_nothing_behind() -> None:
     async def main() -> None:
         for _ in range(100):
             c, reply = chat()
+            gen = Generation(reply, c)
             task = asyncio.ensure_future(generate(e, sched, c, reply, GenerationParams(max_tokens=100_000),
-                                                  settings=StreamSettings(queue_maxsize=rng.randint(1, 64))))
+                                                  settings=StreamSettings(queue_maxsize=rng.randint(1, 64)),
+                                                  generation=gen))
             await asyncio.sleep(rng.choice([0, 0, 0.0005, 0.002, 0.01]))
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task
-            if reply.stream is not None:
-                refs.append(weakref.ref(reply.stream))
-                refs.append(weakref.ref(reply.stream.queue))   # type: ignore[arg-type]
-                await reply.stream.wait_closed()
+            if gen.stream is not None:
+                refs.append(weakref.ref(gen.stream))
+                refs.append(weakref.ref(gen.stream.queue))   # type: ignore[arg-type]
+                await gen.stream.wait_closed()
             assert reply.status is MessageStatus.STOPPED
         assert sched.active == 0 and sched.waiting == 0
 

@@ -12,7 +12,7 @@ def test_round_trip_keeps_provenance(tmp_path: Path) -> None:
     store = Store(tmp_path / "h.sqlite3")
     conv = Conversation(title="Reverse a string")
     u = conv.add(Message(Role.USER, "Reverse 'abc'"))
-    r = conv.add(Message(Role.ASSISTANT, status=MessageStatus.STREAMING, model="SmolLM2"))
+    r = conv.add(Message(Role.ASSISTANT, status=MessageStatus.GENERATING, model="SmolLM2"))
     store.save_message(conv, u)
     r.append("`'cba'`")
     store.save_message(conv, r)
@@ -36,7 +36,7 @@ def test_round_trip_keeps_provenance(tmp_path: Path) -> None:
 def test_reply_interrupted_by_a_crash_comes_back_stopped_with_its_text(tmp_path: Path) -> None:
     store = Store(tmp_path / "h.sqlite3")
     conv = Conversation()
-    r = conv.add(Message(Role.ASSISTANT, status=MessageStatus.STREAMING))
+    r = conv.add(Message(Role.ASSISTANT, status=MessageStatus.GENERATING))
     r.append("half of a rep")
     store.save_message(conv, r)
     # no close(): the process "dies" here

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from app.core.conversation import Conversation, Message, MessageStatus, Role
-from app.core.generation import generate
+from app.core.generation import Generation, generate
 from app.core.metrics import StreamMetrics, now
 from app.core.scheduler import FairScheduler
 from app.core.timeline import chunk_texts, figures, snapshot, timeline_dict, timeline_json
@@ -80,18 +80,22 @@ def test_a_real_generation_records_each_chunks_text_depth_and_ticks() -> None:
     c.add(Message(Role.USER, "hi"))
     reply = c.add(Message(Role.ASSISTANT, status=MessageStatus.WAITING))
 
+    gen = Generation(reply, c)
+
     async def main() -> None:
-        task = asyncio.ensure_future(generate(engine, FairScheduler(), c, reply, GenerationParams(max_tokens=10**4)))
+        task = asyncio.ensure_future(generate(engine, FairScheduler(), c, reply, GenerationParams(max_tokens=10**4),
+                                              generation=gen))
         while not task.done() or reply.pending:
             await asyncio.sleep(0.005)
             t0 = now()
             _text, n = reply.take_new()
-            reply.stream_metrics.on_painted(now(), n, now() - t0)
-        await reply.stream.wait_closed()
+            gen.metrics.on_painted(now(), n, now() - t0)
+        assert gen.stream is not None
+        await gen.stream.wait_closed()
 
     asyncio.run(main())
     assert reply.status is MessageStatus.DONE
-    m = reply.stream_metrics
+    m = gen.metrics
     tl = snapshot(m)
     texts = chunk_texts(tl, reply.text)
     assert len(texts) == reply.chunks > 10

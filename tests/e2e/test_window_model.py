@@ -14,6 +14,7 @@ import pytest
 
 from app.core.conversation import Message, MessageStatus
 from app.engine.llama import LlamaEngine
+from app.engine.slow import SlowEngine
 from app.smoke import SMOKE_PARAMS, SMOKE_PROMPT
 from app.ui.main_window import MainWindow
 from tests.helpers import run_on as _run
@@ -30,7 +31,7 @@ async def _wait_finished(window: MainWindow, reply: Message) -> Message:
 
 @pytest.fixture
 def window(qtbot, qloop, bundled_model):
-    w = MainWindow(LlamaEngine(bundled_model))
+    w = MainWindow(SlowEngine(LlamaEngine(bundled_model)))    # slow_ms 0: set per test to watch a reply
     qtbot.addWidget(w)
     w.show()
     yield w
@@ -76,8 +77,10 @@ def test_stop_keeps_partial_text_and_next_message_works(window, qloop) -> None:
     window.stop()
     shown_at_stop = window.chat.widgets[-1].view.renderer.text
     _run(qloop, _wait_finished(window, reply))
-    _run(qloop, reply.stream.wait_closed())
-    assert not reply.stream.alive and reply.stream.join(0), "wait_closed returned before the worker thread ended"
+    gen = window.session.generation_of(reply)
+    assert gen is not None and gen.stream is not None
+    _run(qloop, gen.stream.wait_closed())
+    assert not gen.stream.alive and gen.stream.join(0), "wait_closed returned before the worker thread ended"
     _run(qloop, asyncio.sleep(0.3))           # late chunks would show up here
     assert reply.status is MessageStatus.STOPPED
     assert reply.text, "the partial reply was lost"

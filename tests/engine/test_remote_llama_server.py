@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from app.core.conversation import Conversation, Message, MessageStatus, Role
-from app.core.generation import generate
+from app.core.generation import Generation, generate
 from app.core.scheduler import scheduler_for
 from app.core.types import GenerationParams
 from app.engine.remote import RemoteConnection, RemoteEngine
@@ -109,10 +109,11 @@ def _reply(engine: RemoteEngine, prompt: str, params: GenerationParams, stop_aft
     conv.add(Message(Role.USER, prompt))
     reply = conv.add(Message(Role.ASSISTANT))
     t_stop: float | None = None
+    gen = Generation(reply, conv)
 
     async def main() -> None:
         nonlocal t_stop
-        task = asyncio.ensure_future(generate(engine, scheduler_for(engine), conv, reply, params))
+        task = asyncio.ensure_future(generate(engine, scheduler_for(engine), conv, reply, params, generation=gen))
         if stop_after_chunks is not None:
             while reply.chunks < stop_after_chunks and not task.done():
                 await asyncio.sleep(0.002)
@@ -122,8 +123,8 @@ def _reply(engine: RemoteEngine, prompt: str, params: GenerationParams, stop_aft
             await task
         except asyncio.CancelledError:
             pass
-        assert reply.stream is not None
-        await reply.stream.wait_closed()
+        assert gen.stream is not None
+        await gen.stream.wait_closed()
 
     asyncio.run(asyncio.wait_for(main(), 240))
     return reply, t_stop

@@ -14,7 +14,7 @@ import pytest
 
 from app.bench.sse_server import DONE, Reply, SSEServer, delta_event, models_reply, sse_event, usage_event
 from app.core.conversation import Conversation, Message, MessageStatus, Role
-from app.core.generation import StreamSettings, generate
+from app.core.generation import Generation, StreamSettings, generate
 from app.core.markdown import split_thinking
 from app.core.scheduler import FairScheduler, scheduler_for
 from app.core.store import Store
@@ -60,6 +60,10 @@ def engine_for(srv: SSEServer, **kw) -> RemoteEngine:  # type: ignore[no-untyped
     return e
 
 
+#: The generation of each reply made by ``reply_once`` (its stream, for the tests that check the worker ended).
+GENERATIONS: dict[int, Generation] = {}
+
+
 def reply_once(engine: RemoteEngine, settings: StreamSettings | None = None,
                stop_after_first: bool = False) -> Message:
     """One reply through ``generate`` (the app's pipeline). With ``stop_after_first``: cancel the task (Stop)
@@ -67,10 +71,11 @@ def reply_once(engine: RemoteEngine, settings: StreamSettings | None = None,
     conv = Conversation()
     conv.add(Message(Role.USER, "hi"))
     reply = conv.add(Message(Role.ASSISTANT, status=MessageStatus.WAITING))
+    gen = GENERATIONS[reply.id] = Generation(reply, conv)
 
     async def main() -> Message:
         task = asyncio.ensure_future(generate(engine, scheduler_for(engine), conv, reply, GenerationParams(),
-                                              settings=settings))
+                                              settings=settings, generation=gen))
         if stop_after_first:
             while reply.chunks == 0 and not task.done():
                 await asyncio.sleep(0.005)
@@ -79,8 +84,8 @@ def reply_once(engine: RemoteEngine, settings: StreamSettings | None = None,
             await task
         except asyncio.CancelledError:
             pass
-        if reply.stream is not None:
-            await reply.stream.wait_closed()
+        if gen.stream is not None:
+            await gen.stream.wait_closed()
         return reply
 
     return asyncio.run(asyncio.wait_for(main(), 60))
@@ -270,7 +275,8 @@ def test_a_server_that_never_sends_the_first_byte_times_out_and_is_disconnected(
         assert srv.wait_disconnects(1)        # Stop (the timeout) closed the socket: the server saw it
     assert reply.status is MessageStatus.TIMED_OUT
     assert "first-token timeout" in (reply.error or "")
-    assert reply.stream is not None and not reply.stream.alive
+    stream = GENERATIONS[reply.id].stream
+    assert stream is not None and not stream.alive
 
 
 # stop ---------------------------------------------------------------------------------------------------------
@@ -287,7 +293,7 @@ def test_stop_mid_reply_closes_the_stream_at_once() -> None:
                                    else None)
         again = reply_once(engine)
     assert reply.status is MessageStatus.STOPPED and reply.text == "first"
-    assert not reply.stream.alive
+    assert not GENERATIONS[reply.id].worker_alive
     assert again.status is MessageStatus.DONE and again.text == TEXT
 
 
@@ -296,15 +302,18 @@ def test_stop_while_waiting_for_the_headers() -> None:
         engine = engine_for(srv)
         conv = Conversation(messages=[Message(Role.USER, "hi")])
         reply = conv.add(Message(Role.ASSISTANT))
+        gen = Generation(reply, conv)
 
         async def main() -> None:
-            task = asyncio.ensure_future(generate(engine, FairScheduler(), conv, reply, GenerationParams()))
+            task = asyncio.ensure_future(generate(engine, FairScheduler(), conv, reply, GenerationParams(),
+                                                  generation=gen))
             while len(srv.requests) < 2:          # GET /models, then the POST is in
                 await asyncio.sleep(0.005)
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task
-            await reply.stream.wait_closed()
+            assert gen.stream is not None
+            await gen.stream.wait_closed()
 
         asyncio.run(asyncio.wait_for(main(), 60))
         assert srv.wait_disconnects(1)

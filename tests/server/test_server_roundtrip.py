@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from app.core.conversation import Conversation, Message, MessageStatus, Role
-from app.core.generation import generate
+from app.core.generation import Generation, generate
 from app.core.scheduler import scheduler_for
 from app.core.types import GenerationParams
 from app.engine.remote import RemoteAuthError, RemoteConnection, RemoteEngine
@@ -27,9 +27,11 @@ ROOT = Path(__file__).resolve().parents[2]
 def _reply(engine: RemoteEngine, stop_after_chunks: int | None = None) -> Message:
     conv = Conversation(messages=[Message(Role.USER, "hi")])
     reply = conv.add(Message(Role.ASSISTANT))
+    gen = Generation(reply, conv)
 
     async def main() -> None:
-        task = asyncio.ensure_future(generate(engine, scheduler_for(engine), conv, reply, GenerationParams()))
+        task = asyncio.ensure_future(generate(engine, scheduler_for(engine), conv, reply, GenerationParams(),
+                                              generation=gen))
         if stop_after_chunks is not None:
             while reply.chunks < stop_after_chunks and not task.done():
                 await asyncio.sleep(0.005)
@@ -38,8 +40,8 @@ def _reply(engine: RemoteEngine, stop_after_chunks: int | None = None) -> Messag
             await task
         except asyncio.CancelledError:
             pass
-        assert reply.stream is not None
-        await reply.stream.wait_closed()
+        assert gen.stream is not None
+        await gen.stream.wait_closed()
 
     asyncio.run(asyncio.wait_for(main(), 60))
     return reply

@@ -35,9 +35,7 @@ def parts(qapp):  # type: ignore[no-untyped-def]
 
 
 def reply() -> Message:
-    m = Message(Role.ASSISTANT, status=MessageStatus.STREAMING)
-    m.stream_metrics = StreamMetrics()
-    return m
+    return Message(Role.ASSISTANT, status=MessageStatus.GENERATING)
 
 
 def test_attach_starts_the_tick_and_the_last_detach_stops_it(parts) -> None:
@@ -58,7 +56,8 @@ def test_a_tick_paints_what_arrived_since_the_last_one_once(parts) -> None:
     r, view = reply(), View(clock)
     seen: list[tuple[Message, int]] = []
     co.painted.connect(lambda m, n: seen.append((m, n)))
-    co.attach(r, view.feed, view.paint)
+    metrics = StreamMetrics()                 # the reply's generation's metrics: each paint is stamped there
+    co.attach(r, view.feed, view.paint, metrics)
     r.append("Hel")
     r.append("lo")
     r.append("")                      # a chunk without text still counts as painted
@@ -70,7 +69,7 @@ def test_a_tick_paints_what_arrived_since_the_last_one_once(parts) -> None:
     r.append(" world")
     timer.fire()
     assert view.fed == ["Hello", " world"] and co.ticks == 2 and co.painted_chunks(r) == 4
-    assert r.stream_metrics is not None and len(r.stream_metrics.painted) == 4
+    assert len(metrics.painted) == 4
 
 
 def test_frozen_replies_are_not_painted_and_flush_paints_at_once(parts) -> None:

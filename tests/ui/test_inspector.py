@@ -12,7 +12,7 @@ from PySide6.QtGui import QGuiApplication, QWheelEvent
 from PySide6.QtWidgets import QApplication, QLineEdit, QMainWindow
 
 from app.core.conversation import Conversation, Message, MessageStatus, Role
-from app.core.generation import generate
+from app.core.generation import Generation, generate
 from app.core.metrics import StreamMetrics, now
 from app.core.scheduler import FairScheduler
 from app.core.types import GenerationParams
@@ -170,12 +170,15 @@ def test_it_follows_a_live_reply_and_counts_loop_stalls(qtbot, qloop) -> None:
     reply = c.add(Message(Role.ASSISTANT, status=MessageStatus.WAITING))
     coalescer = Coalescer()
     shown: list[str] = []
-    coalescer.attach(reply, shown.append, lambda: True)
+
+    gen = Generation(reply, c)
+    coalescer.attach(reply, shown.append, lambda: True, gen.metrics)
 
     async def main() -> None:
-        task = asyncio.ensure_future(generate(engine, FairScheduler(), c, reply, GenerationParams(max_tokens=1000)))
+        task = asyncio.ensure_future(generate(engine, FairScheduler(), c, reply, GenerationParams(max_tokens=1000),
+                                              generation=gen))
         await asyncio.sleep(0)
-        insp.set_reply(reply)
+        insp.set_reply(reply, gen.metrics)
         # one stall long before this reply (not its own), one while it streams
         wd.history += [Stall(now() - 1000.0, 500.0, ""), Stall(now(), 340.0, "")]
         wd.stalls, wd.longest_stall_ms = 2, 500.0
@@ -187,12 +190,13 @@ def test_it_follows_a_live_reply_and_counts_loop_stalls(qtbot, qloop) -> None:
         while insp._timer.isActive():       # stops by itself once the reply is final and painted
             await asyncio.sleep(0.01)
         assert 0 < seen_live < reply.chunks      # it drew the reply while it was still streaming
-        await reply.stream.wait_closed()
+        assert gen.stream is not None
+        await gen.stream.wait_closed()
 
     qloop.run_until_complete(asyncio.wait_for(main(), 30))
     coalescer.detach(reply)
     assert reply.status is MessageStatus.DONE
-    assert len(insp.view.tl.painted) == reply.chunks == len(reply.stream_metrics.painted)
+    assert len(insp.view.tl.painted) == reply.chunks == len(gen.metrics.painted)
     assert insp.refreshes >= 2
     assert insp.figure_labels["loop stalls"].text() == "1 (longest 340 ms)"
     assert "".join(json.loads(insp.to_json())["chunks"]["text"]) == reply.text
@@ -226,10 +230,12 @@ def test_view_menu_ctrl_shift_i_shows_the_dock_which_follows_the_streaming_reply
     async def stream_one() -> Message:
         c.add(Message(Role.USER, "hi"))
         reply = c.add(Message(Role.ASSISTANT, status=MessageStatus.WAITING))
-        coalescer.attach(reply, lambda _t: None, lambda: True)
-        await generate(engine, FairScheduler(), c, reply, GenerationParams(max_tokens=100))
-        await reply.stream.wait_closed()
-        while reply.pending or len(reply.stream_metrics.painted) < reply.chunks:
+        gen = Generation(reply, c)
+        coalescer.attach(reply, lambda _t: None, lambda: True, gen.metrics)
+        await generate(engine, FairScheduler(), c, reply, GenerationParams(max_tokens=100), generation=gen)
+        assert gen.stream is not None
+        await gen.stream.wait_closed()
+        while reply.pending or len(gen.metrics.painted) < reply.chunks:
             await asyncio.sleep(0.01)
         coalescer.detach(reply)
         return reply

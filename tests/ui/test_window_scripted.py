@@ -44,7 +44,7 @@ def test_enter_sends_shift_enter_adds_a_line_and_escape_stops(make_window, qtbot
     assert w.generating and w.input.toPlainText() == "" and w.send_button.text() == "Stop"
     user, reply = w.conversation.messages
     assert user.text == "first line\nsecond line"
-    _run(qloop, _until(lambda: reply.status is MessageStatus.STREAMING and reply.text))
+    _run(qloop, _until(lambda: reply.status is MessageStatus.GENERATING and reply.text))
     qtbot.keyClick(w.input, Qt.Key.Key_Escape)
     assert reply.status is MessageStatus.STOPPED and not w.generating and w.send_button.text() == "Send"
     assert reply.text and len(reply.text) < len("".join(w.engine.script)) * 20
@@ -113,11 +113,37 @@ def test_stopping_then_switching_chats_still_saves_the_partial_reply(make_window
     w = make_window(ScriptedEngine(tokens_per_s=50, repeat=20), store)
     reply: Message = w.send("long one")
     _run(qloop, _until(lambda: len(reply.text) > 20))
-    w.new_chat()                                       # stops the reply, clears the view
+    w.stop()
+    w.new_chat()
     assert not w.generating and reply.status is MessageStatus.STOPPED
     conv = store.load_conversation(store.list_conversations()[0].id)
     assert conv.messages[-1].status is MessageStatus.STOPPED
     assert conv.messages[-1].text == reply.text
+
+
+def test_a_reply_keeps_generating_while_another_chat_is_shown(make_window, qloop, tmp_path) -> None:
+    from app.ui.main_window import BUSY_ROLE
+
+    store = Store(tmp_path / "h.sqlite3")
+    text = "".join(f"Paragraph {i} of a long essay.\n\n" for i in range(60))
+    w = make_window(ScriptedEngine(text, tokens_per_s=300), store)
+    reply: Message = w.send("A long essay, please")
+    conv_id = w.conversation.id
+    _run(qloop, _until(lambda: len(reply.text) > 40))
+    w.new_chat()                                       # another chat, mid-reply
+    assert w.chat.widget_for(reply) is None and not w.generating and w.send_button.text() == "Send"
+    assert reply.status is MessageStatus.GENERATING
+    marked = [w.history.item(i).data(BUSY_ROLE) for i in range(w.history.count())]
+    assert marked == [True]                            # the sidebar marks the chat that is generating
+    _run(qloop, _until(lambda: len(reply.text) > 400))
+    w.open_conversation(conv_id)                       # back while it still generates: the same live reply
+    shown = w.chat.widget_for(reply)
+    assert shown is not None and shown.view is not None and w.send_button.text() == "Stop"
+    _run(qloop, _until(lambda: reply.status.final and not w.generating))
+    _run(qloop, asyncio.sleep(0.05))
+    assert reply.status is MessageStatus.DONE and reply.text == text
+    assert shown.view.renderer.text == text            # complete on screen too
+    assert [w.history.item(i).data(BUSY_ROLE) for i in range(w.history.count())] == [False]
 
 
 def test_regenerate_replaces_the_last_reply(make_window, qloop, tmp_path) -> None:

@@ -1,0 +1,69 @@
+"""The one way to open an engine: the launcher and File → Open model both call ``open_engine``.
+
+Opening builds the engine and checks what can be checked without loading (the file exists and is a GGUF);
+loading it (seconds, in a worker thread) and keeping the previous model when that fails is the chat session's
+job (``app.core.session.ChatSession.switch_engine``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from app.engine.base import Engine
+
+
+@dataclass(frozen=True, slots=True)
+class EngineSpec:
+    """What to open.
+
+    - ``model_path``: a GGUF file (``None``: the bundled SmolLM2-135M-Instruct);
+    - ``n_ctx``: the context window (tokens; ``None``: llama.cpp engine's default, 4,096);
+    - ``scripted``: the deterministic scripted engine instead of a model (demos, debugging);
+    - ``slow_ms``: wait this many ms before each chunk of text (``--slow-ms``; wraps any engine);
+    - ``n_threads`` / ``n_gpu_layers``: llama.cpp's decode threads (``None``: its default) and layers offloaded
+      to a GPU (0: none);
+    - ``remote``: an OpenAI-compatible server (an ``app.engine.remote.RemoteConnection``) instead of a local
+      model.
+    """
+
+    model_path: str | Path | None = None
+    n_ctx: int | None = None
+    scripted: bool = False
+    slow_ms: float = 0.0
+    n_threads: int | None = None
+    n_gpu_layers: int = 0
+    remote: Any = None
+
+    def with_model(self, path: str | Path) -> EngineSpec:
+        """The same options for another model file."""
+        return replace(self, model_path=path, scripted=False, remote=None)
+
+
+def open_engine(spec: EngineSpec, *, check: bool = True) -> Engine:
+    """Build the engine ``spec`` describes (not loaded yet). With ``check`` (File → Open model: refuse before
+    anything is unloaded) a model file that is missing or not a GGUF raises ``ModelNotFoundError`` /
+    ``InvalidModelError`` (readable messages); without, loading it raises them."""
+    from app.engine.slow import SlowEngine
+
+    engine: Engine
+    if spec.scripted:
+        from app.engine.scripted import ScriptedEngine
+
+        # one token per slow_ms when asked (the wrapper does the waiting), else a readable 40 tokens/s
+        engine = ScriptedEngine(tokens_per_s=0.0 if spec.slow_ms else 40.0, repeat=3)
+    elif spec.remote is not None:
+        from app.engine.remote import RemoteEngine
+
+        engine = RemoteEngine(spec.remote)
+    else:
+        from app.engine.llama import DEFAULT_N_CTX, LlamaEngine
+        from app.engine.models import bundled_model_path, check_gguf
+
+        path = Path(spec.model_path) if spec.model_path is not None else bundled_model_path()
+        if check:
+            check_gguf(path)
+        engine = LlamaEngine(path, n_ctx=spec.n_ctx or DEFAULT_N_CTX, n_threads=spec.n_threads,
+                             n_gpu_layers=spec.n_gpu_layers)
+    return SlowEngine(engine, spec.slow_ms) if spec.slow_ms else engine
