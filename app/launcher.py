@@ -119,7 +119,8 @@ def make_engine(args: argparse.Namespace, settings: object):
     ``--model`` file is not refused here: loading it explains what is wrong in the window."""
     from app.engine.open import open_engine
 
-    return open_engine(engine_spec(args, settings), check=False)
+    spec = args.engine_spec = engine_spec(args, settings)     # File → Open model reuses its options
+    return open_engine(spec, check=False)
 
 
 
@@ -147,14 +148,13 @@ def main(argv: list[str] | None = None) -> int:
     from app.core.store import Store
     from app.core.stream import tune_switch_interval
     from app.engine.base import EngineError
-    from app.engine.open import open_engine
+    from app.engine.open import EngineSpec, open_engine
     from app.ui.main_window import MainWindow
 
     tune_switch_interval()
     settings = AppSettings.load()
     try:
-        spec = engine_spec(args, settings)
-        engine = open_engine(spec, check=False)
+        engine = make_engine(args, settings)
     except EngineError as exc:
         print(f"brook: {exc}", file=sys.stderr)
         return 2
@@ -177,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     window = MainWindow(engine, settings, store)
     if getattr(args, "model_notice", None):
         window.chat.add_notice(f"⚠ {args.model_notice}", "notice")
+    spec = getattr(args, "engine_spec", None) or EngineSpec(n_ctx=settings.n_ctx)
     window.session.opener = lambda path: open_engine(spec.with_model(path))   # File → Open model, same options
     window.show()
     result = 0
