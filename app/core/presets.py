@@ -58,11 +58,16 @@ def preset(name: str | None) -> Preset:
     return BUILTIN.get(name or DEFAULT_PRESET) or BUILTIN[DEFAULT_PRESET]
 
 
-def new_chat(preset_name: str | None, default_system_prompt: str = "") -> Conversation:
-    """An empty chat with ``preset_name``'s system prompt (or ``default_system_prompt``) as its own."""
+def new_chat(preset_name: str | None, default_system_prompt: str = "",
+             params: GenerationParams | None = None) -> Conversation:
+    """An empty chat with ``preset_name``'s system prompt (or ``default_system_prompt``) as its own, and
+    ``params`` (the settings' sampling fields, default: the preset's) stored as its overrides of the preset."""
     p = preset(preset_name)
     prompt = p.system_prompt if p.system_prompt is not None else default_system_prompt
-    return Conversation(system_prompt=prompt or None, preset=p.name)
+    conv = Conversation(system_prompt=prompt or None, preset=p.name)
+    if params is not None:
+        conv.params = overrides(params, p.params) or None
+    return conv
 
 
 def overrides(params: GenerationParams, base: GenerationParams) -> dict[str, Any]:

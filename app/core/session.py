@@ -21,6 +21,7 @@ from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.core.errors import BrookError
 from app.core.generation import Generation, StreamSettings, generate, mark_stopped
 from app.core.generation import shutdown as shutdown_generations
+from app.core.presets import chat_params, new_chat
 from app.core.scheduler import FairScheduler, scheduler_for
 from app.core.settings import AppSettings
 from app.core.store import Store
@@ -207,7 +208,8 @@ class ChatSession:
 
     # -- conversations -----------------------------------------------------------------------------------
     def _new_conversation(self) -> Conversation:
-        return Conversation(system_prompt=self.settings.system_prompt or None)
+        """An empty chat with the settings' preset and default system prompt as its own (``app.core.presets``)."""
+        return new_chat(self.settings.preset, self.settings.system_prompt, self.settings.generation)
 
     def new_chat(self) -> Conversation:
         """Show a new, empty conversation. Replies of the previous one keep generating."""
@@ -332,7 +334,7 @@ class ChatSession:
         if conv.id is not None:
             self._live[conv.id] = conv
         self._unwinding = [g for g in self._unwinding if g.worker_alive or (g.task is not None and not g.task.done())]
-        gen.task = asyncio.ensure_future(self._run(gen, params or self.params))
+        gen.task = asyncio.ensure_future(self._run(gen, params or chat_params(conv, self.params)))
         self.listener.reply_started(gen)
         self.listener.busy_changed()
         self._schedule_autosave()

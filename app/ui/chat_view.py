@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.attachments import split_attachments
 from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.ui.markdown_view import MarkdownView, height_for_width
 
@@ -125,7 +126,14 @@ class MessageWidget(QFrame):
             if message.text and message.status.final:
                 self.view.set_text(message.text)
         else:
-            lay.addWidget(PlainTextView(message.text, self))
+            own, attachments = split_attachments(message.text)
+            lay.addWidget(PlainTextView(own if attachments else message.text, self))
+            for att in attachments:          # shown folded: name and token count; the text in the tooltip
+                tokens = f" · {att.tokens:,} tokens" if att.tokens is not None else ""
+                chip = QLabel(f"📎 {_escape(att.name)}{tokens} · {len(att.text):,} characters")
+                chip.setObjectName("attachmentChip")
+                chip.setToolTip(att.text[:2000] + ("…" if len(att.text) > 2000 else ""))
+                lay.addWidget(chip)
         self.error = QLabel("")
         self.error.setObjectName("messageError")
         self.error.setWordWrap(True)
@@ -192,7 +200,10 @@ def format_figures(metrics: dict) -> tuple[str, str]:
 
 
 class ChatView(QScrollArea):
-    """Vertical list of ``MessageWidget``s; follows new content while the user is at the bottom."""
+    """Vertical list of ``MessageWidget``s; follows new content while the user is at the bottom.
+    ``widget_added(MessageWidget)`` lets features decorate each message (menu, provenance)."""
+
+    widget_added = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -210,12 +221,14 @@ class ChatView(QScrollArea):
         bar.valueChanged.connect(self._on_scrolled)
         bar.rangeChanged.connect(self._on_range)
         self.widgets: list[MessageWidget] = []
+        self.notice_count = 0
 
     def add(self, message: Message) -> MessageWidget:
         w = MessageWidget(message, self._inner)
         self._layout.insertWidget(self._layout.count() - 1, w)
         self.widgets.append(w)
         self.stick_to_bottom = True
+        self.widget_added.emit(w)
         return w
 
     def widget_for(self, message: Message) -> MessageWidget | None:
@@ -247,6 +260,7 @@ class ChatView(QScrollArea):
         label.setWordWrap(True)
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self._layout.insertWidget(self._layout.count() - 1, label)
+        self.notice_count += 1
         return label
 
     def clear(self) -> None:
@@ -256,6 +270,7 @@ class ChatView(QScrollArea):
             if w is not None:
                 w.deleteLater()
         self.widgets.clear()
+        self.notice_count = 0
         self.stick_to_bottom = True
 
     def at_bottom(self) -> bool:

@@ -15,7 +15,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMenu, QMessageBox
 
@@ -39,10 +39,9 @@ class DailyFeatures(QObject):
         self.search.closed.connect(window.input.setFocus)
         self._build_menus()
         self._install_attachments()
-        if getattr(window, "session", None) is not None:
-            from app.ui.message_actions import MessageActions
-
-            self.messages = MessageActions(window)
+        self.session = getattr(window, "session", None)
+        if self.session is not None:
+            self._install_session_features()
         from app.ui.context_meter import ContextMeter
 
         self.context_meter = ContextMeter(window)
@@ -52,6 +51,67 @@ class DailyFeatures(QObject):
             sig = getattr(window, signal, None)
             if sig is not None:
                 sig.connect(lambda *_a: self.context_meter.schedule())
+
+    def _install_session_features(self) -> None:
+        """Message menu and versions, the queue of messages typed while a reply streams, idle unload, welcome."""
+        from app.core.idle import IdleUnloader, unload_model
+        from app.core.session_ops import SendQueue
+        from app.ui.message_actions import MessageActions
+        from app.ui.welcome import WelcomeView
+
+        w, session = self.w, self.session
+        self.messages = MessageActions(w)
+        w.chat.widget_added.connect(self.messages.decorate)
+        self.queue = SendQueue(session)
+        self.idle = IdleUnloader(w.settings.idle_unload_minutes, lambda: bool(session.running),
+                                 lambda: unload_model(session))
+        w.reply_finished.connect(self._reply_finished)
+        w.model_ready.connect(lambda _ok: self.idle.touch())
+        self.welcome = WelcomeView()
+        self.welcome.prompt_chosen.connect(lambda text: w.send(text))
+        central = w.chat.parentWidget()
+        lay = central.layout() if central is not None else None
+        if lay is not None:
+            lay.insertWidget(lay.indexOf(w.chat), self.welcome, 1)
+        self.refresh_welcome()
+
+    def _reply_finished(self, reply: Any) -> None:
+        widget = self.w.chat.widget_for(reply)
+        if widget is not None:
+            self.messages.decorate(widget)
+        self.idle.touch()
+        self.context_meter.schedule()
+        if self.queue.pending:
+            QTimer.singleShot(0, self._pump)
+
+    def _pump(self) -> None:
+        reply = self.queue.pump()
+        if reply is not None and not self.queue.pending:
+            self.w.statusBar().clearMessage()
+
+    def queue_message(self, text: str) -> None:
+        """A message typed while the shown chat's reply streams: sent as soon as the reply ends."""
+        self.queue.pending.append((self.session.conversation, text))
+        self.w.statusBar().showMessage(self.tr("%n message(s) waiting: sent when the reply ends", "",
+                                               len(self.queue.pending)))
+
+    def before_send(self) -> None:
+        """Load the model again first when idle unload freed it."""
+        if self.session is not None and self.idle.unloaded:
+            self.idle.unloaded = False
+            task = asyncio.ensure_future(self.session.load())
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    def refresh_welcome(self) -> None:
+        """The welcome state instead of an empty chat (not over notices such as a load error)."""
+        welcome = getattr(self, "welcome", None)
+        if welcome is None:
+            return
+        empty = not self.w.conversation.messages and not self.w.chat.widgets and self.w.chat.notice_count == 0
+        welcome.set_model(self.w.engine.name, self.session.model_state if self.session else "idle")
+        welcome.setVisible(empty)
+        self.w.chat.setVisible(not empty)
 
     def _install_attachments(self) -> None:
         from app.ui.attachments_bar import AttachmentsBar, InputFilter
@@ -131,12 +191,18 @@ class DailyFeatures(QObject):
 
     # -- search ------------------------------------------------------------------------------------------
     def open_hit(self, conv_id: int, message_id: int) -> None:
-        """Open the chat of a search hit and show its message."""
+        """Open the chat of a search hit and show its message (scrolled into view, briefly outlined)."""
         self.w.open_conversation(conv_id)
         self.context_meter.schedule()
-        scroll = getattr(self.w, "scroll_to_message", None)
-        if callable(scroll):
-            scroll(message_id)
+        chat = self.w.chat
+        for widget in getattr(chat, "widgets", []):
+            if widget.message.db_id == message_id:
+                chat.stick_to_bottom = False
+                QTimer.singleShot(50, lambda wd=widget: chat.ensureWidgetVisible(wd, 0, 40))
+                widget.setStyleSheet("border: 2px solid #f59e0b;")
+                QTimer.singleShot(2500, lambda wd=widget: wd.setStyleSheet(""))
+                self.found_widget = widget
+                break
 
     # -- models ------------------------------------------------------------------------------------------
     def models_folder(self) -> Path:

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core import session_ops
 from app.core.conversation import Conversation, Message, MessageStatus
 from app.core.generation import Generation
 from app.core.session import ChatSession, SessionListener
@@ -217,14 +218,19 @@ class MainWindow(QMainWindow, SessionListener):
         """Send ``text`` (default: the input box) and start the reply; see ``ChatSession.send``."""
         if text is None:
             text = self.input.toPlainText()
+        if self.generating and text.strip():
+            self.features.queue_message(text)      # typed while the reply streams: sent when it ends
+            self.input.clear()
+            return None
+        self.features.before_send()
         reply = self.session.send(text, params)
         if reply is not None:
             self.input.clear()
         return reply
 
     def regenerate(self, params: GenerationParams | None = None) -> Message | None:
-        """Replace the last reply with a new one (Ctrl+R); see ``ChatSession.regenerate``."""
-        return self.session.regenerate(params)
+        """A new version of the last reply (Ctrl+R); the old one is kept (‹1/2›, ``app.core.session_ops``)."""
+        return session_ops.regenerate(self.session, params)
 
     def stop(self) -> None:
         """Stop the shown chat's reply now (Esc)."""
@@ -335,11 +341,18 @@ class MainWindow(QMainWindow, SessionListener):
         self.refresh_history()
         if conv.id is None:
             self.history.clearSelection()
+        self._refresh_welcome()
         self.input.setFocus()
 
     def message_added(self, conv: Conversation, msg: Message) -> None:
         if conv is self.conversation:
             self.chat.add(msg)
+            self._refresh_welcome()
+
+    def _refresh_welcome(self) -> None:
+        features = getattr(self, "features", None)
+        if features is not None:
+            features.refresh_welcome()
 
     def message_removed(self, conv: Conversation, msg: Message) -> None:
         if conv is self.conversation:
@@ -412,6 +425,8 @@ class MainWindow(QMainWindow, SessionListener):
         elif state == "error":
             self.status.set_state("model failed to load")
             self.model_ready.emit(False)
+        elif state == "unloaded":
+            self.status.set_state("model unloaded to free memory (loads again with your next message)")
         else:
             self.status.set_state("idle")
             self.status.set_model(self.engine.name)
@@ -422,6 +437,7 @@ class MainWindow(QMainWindow, SessionListener):
 
     def notice(self, text: str, kind: str) -> None:
         self.chat.add_notice(text, kind)
+        self._refresh_welcome()
 
     def _on_painted(self, reply: Message, _n: int) -> None:
         gen = self.session.running.get(reply.id)

@@ -82,3 +82,30 @@ def test_a_message_typed_while_streaming_is_queued_then_sent(tmp_path: Path) -> 
         assert [m.text for m in session.conversation.messages if m.role is Role.USER] == ["first", "second"]
 
     run(main())
+
+
+def test_new_chats_take_the_settings_and_each_chat_keeps_its_own(tmp_path: Path) -> None:
+    from app.core.presets import chat_params
+    from app.core.settings import AppSettings
+    from app.core.types import GenerationParams
+
+    settings = AppSettings(system_prompt="Be brief.", preset="Precise",
+                           generation=GenerationParams(temperature=0.15, top_k=20, top_p=0.9, min_p=0.1,
+                                                       repeat_penalty=1.05, seed=3))
+    session = session_mod.ChatSession(ScriptedEngine("ok", tokens_per_s=0), settings, Store(tmp_path / "h.db"))
+
+    async def main() -> None:
+        assert await session.load()
+        first = session.conversation
+        assert (first.system_prompt, first.preset, first.params) == ("Be brief.", "Precise", {"temperature": 0.15,
+                                                                                             "seed": 3})
+        reply = session.send("hi")
+        await until(lambda: reply.status.final)
+        assert reply.params["temperature"] == 0.15 and reply.params["seed"] == 3
+        session.settings.generation = GenerationParams(temperature=1.0)    # later defaults: new chats only
+        session.settings.system_prompt = "Be long."
+        assert chat_params(first, session.settings.generation).temperature == 0.15
+        second = session.new_chat()
+        assert second.system_prompt == "Be long." and chat_params(second).temperature == 1.0
+
+    run(main())

@@ -152,11 +152,14 @@ def test_regenerate_replaces_the_last_reply(make_window, qloop, tmp_path) -> Non
     w = make_window(engine, store)
     first = w.send("hello")
     _run(qloop, _until(lambda: first.status.final and not w.generating))
+    first_text = first.text
     assert w.regenerate() is not None
     second = w.conversation.messages[-1]
     _run(qloop, _until(lambda: second.status.final and not w.generating))
     assert [m.role.value for m in w.conversation.messages] == ["user", "assistant"]
-    assert second is not first and second.text and len(w.chat.widgets) == 2
+    # the same reply gets a second version; the first is kept (‹1/2›), not deleted
+    assert second is first and second.text and len(w.chat.widgets) == 2
+    assert second.versions is not None and second.versions[0]["content"] == first_text
     assert engine.calls[-1] == [{"role": "user", "content": "hello"}]       # the old reply is not in the prompt
     saved = store.load_conversation(w.conversation.id or 0).messages
     assert [m.text for m in saved] == ["hello", second.text]
