@@ -30,6 +30,13 @@
     </message>
 </context>
 <context>
+    <name>ChatInput</name>
+    <message>
+        <source>Ask anything…  (Enter to send, Shift+Enter for a new line, Esc to stop)</source>
+        <translation>随便问点什么…（Enter 发送，Shift+Enter 换行，Esc 停止）</translation>
+    </message>
+</context>
+<context>
     <name>ChatSettingsDialog</name>
     <message>
         <source>Chat settings: %1</source>
@@ -83,6 +90,12 @@
 </context>
 <context>
     <name>DailyFeatures</name>
+    <message numerus="yes">
+        <source>%n message(s) waiting: sent when the reply ends</source>
+        <translation>
+            <numerusform>%n 条消息等待中：回复结束后发送</numerusform>
+        </translation>
+    </message>
     <message>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
@@ -319,6 +332,113 @@
     </message>
 </context>
 <context>
+    <name>MainWindow</name>
+    <message>
+        <source>+  New chat</source>
+        <extracomment>Item data role of the history list that holds True while the chat has a reply generating.</extracomment>
+        <translation>+  新建对话</translation>
+    </message>
+    <message>
+        <source>New chat (Ctrl+N)</source>
+        <translation>新建对话 (Ctrl+N)</translation>
+    </message>
+    <message>
+        <source>Send</source>
+        <translation>发送</translation>
+    </message>
+    <message>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <source>New chat</source>
+        <translation>新建对话</translation>
+    </message>
+    <message>
+        <source>&amp;Open model (GGUF)…</source>
+        <translation>打开模型 (GGUF)(&amp;O)…</translation>
+    </message>
+    <message>
+        <source>&amp;Settings…</source>
+        <translation>设置(&amp;S)…</translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation>退出(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>&amp;Regenerate last reply</source>
+        <translation>重新生成上一条回复(&amp;R)</translation>
+    </message>
+    <message>
+        <source>Focus input</source>
+        <translation>聚焦输入框</translation>
+    </message>
+    <message>
+        <source>Delete chat</source>
+        <translation>删除对话</translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation>文件(&amp;F)</translation>
+    </message>
+    <message>
+        <source>&amp;Chat</source>
+        <translation>对话(&amp;C)</translation>
+    </message>
+    <message>
+        <source>waiting for the model…</source>
+        <translation>正在等待模型…</translation>
+    </message>
+    <message>
+        <source>reading the prompt…</source>
+        <translation>正在读取提示…</translation>
+    </message>
+    <message>
+        <source>generating…</source>
+        <translation>正在生成…</translation>
+    </message>
+    <message>
+        <source>ready</source>
+        <translation>就绪</translation>
+    </message>
+    <message>
+        <source>loading model…</source>
+        <translation>正在加载模型…</translation>
+    </message>
+    <message>
+        <source>model failed to load</source>
+        <translation>模型加载失败</translation>
+    </message>
+    <message>
+        <source>model unloaded to free memory (loads again with your next message)</source>
+        <translation>模型已卸载以释放内存（发送下一条消息时重新加载）</translation>
+    </message>
+    <message>
+        <source>Stop generating (Esc)</source>
+        <translation>停止生成 (Esc)</translation>
+    </message>
+    <message>
+        <source>Send (Enter)</source>
+        <translation>发送 (Enter)</translation>
+    </message>
+</context>
+<context>
+    <name>MessageActions</name>
+    <message>
+        <source>Edit and resend</source>
+        <translation>编辑并重新发送</translation>
+    </message>
+    <message>
+        <source>Message</source>
+        <translation>消息</translation>
+    </message>
+    <message>
+        <source>Right-click the reply for its other versions</source>
+        <translation>右键点击回复可查看其他版本</translation>
+    </message>
+</context>
+<context>
     <name>MessageMenu</name>
     <message>
         <source>Copy (markdown)</source>
@@ -343,6 +463,60 @@
     <message>
         <source>Delete message</source>
         <translation>删除消息</translation>
+    </message>
+</context>
+<context>
+    <name>MessageStatus</name>
+    <message>
+        <source>waiting for the model…</source>
+        <translation>正在等待模型…</translation>
+    </message>
+    <message>
+        <source>reading the prompt…</source>
+        <translation>正在读取提示…</translation>
+    </message>
+    <message>
+        <source>generating…</source>
+        <translation>正在生成…</translation>
+    </message>
+    <message>
+        <source>stopped</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <source>timed out</source>
+        <translation>已超时</translation>
+    </message>
+    <message>
+        <source>error</source>
+        <translation>出错</translation>
+    </message>
+</context>
+<context>
+    <name>MessageWidget</name>
+    <message>
+        <source>You</source>
+        <translation>你</translation>
+    </message>
+    <message>
+        <source>Assistant</source>
+        <translation>助手</translation>
+    </message>
+    <message>
+        <source>cut at the token limit</source>
+        <translation>已达 token 上限而截断</translation>
+    </message>
+    <message>
+        <source>cut: the context window is full</source>
+        <translation>截断：上下文窗口已满</translation>
+    </message>
+    <message>
+        <source>The model ended its reply without any text. Try again, rephrase, or start a new chat if this one is long.</source>
+        <translation>模型结束了回复但没有输出任何文字。请重试、换个说法，或在对话很长时新建对话。</translation>
+    </message>
+    <message>
+        <source>waited %1 s for the model</source>
+        <translation>等待模型 %1 秒</translation>
     </message>
 </context>
 <context>
@@ -818,6 +992,30 @@
     <message>
         <source>Context window in tokens: how much of the chat the model sees. More needs more memory.</source>
         <translation>上下文窗口（token）：模型能看到多少对话内容。越大占用内存越多。</translation>
+    </message>
+</context>
+<context>
+    <name>StatusBar</name>
+    <message>
+        <source>loading…</source>
+        <extracomment>Live figures are refreshed at most this often while a reply streams (seconds).</extracomment>
+        <translation>加载中…</translation>
+    </message>
+    <message>
+        <source>Time to first token of the last reply (prefill + first paint)</source>
+        <translation>上一条回复的首 token 时间（预填充 + 首次绘制）</translation>
+    </message>
+    <message>
+        <source>Decode speed of the last reply</source>
+        <translation>上一条回复的解码速度</translation>
+    </message>
+    <message>
+        <source>Chunks waiting between the model and the window (live), and the puts that waited &gt; 100 ms on a full queue (backpressure)</source>
+        <translation>模型与窗口之间等待中的数据块（实时），以及因队列已满等待超过 100 毫秒的写入次数（背压）</translation>
+    </message>
+    <message>
+        <source>Last reply</source>
+        <translation>上一条回复</translation>
     </message>
 </context>
 <context>

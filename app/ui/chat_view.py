@@ -6,7 +6,7 @@ app uses; the 24 px slack absorbs a partially visible last line).
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QSize, Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QFrame,
@@ -27,13 +27,13 @@ from app.ui.markdown_view import MarkdownView, height_for_width
 STICK_SLACK_PX = 24
 
 STATUS_TEXT = {
-    MessageStatus.WAITING: "waiting for the model…",
-    MessageStatus.PREFILL: "reading the prompt…",
-    MessageStatus.GENERATING: "generating…",
+    MessageStatus.WAITING: QT_TRANSLATE_NOOP("MessageStatus", "waiting for the model…"),
+    MessageStatus.PREFILL: QT_TRANSLATE_NOOP("MessageStatus", "reading the prompt…"),
+    MessageStatus.GENERATING: QT_TRANSLATE_NOOP("MessageStatus", "generating…"),
     MessageStatus.DONE: "",
-    MessageStatus.STOPPED: "stopped",
-    MessageStatus.TIMED_OUT: "timed out",
-    MessageStatus.ERROR: "error",
+    MessageStatus.STOPPED: QT_TRANSLATE_NOOP("MessageStatus", "stopped"),
+    MessageStatus.TIMED_OUT: QT_TRANSLATE_NOOP("MessageStatus", "timed out"),
+    MessageStatus.ERROR: QT_TRANSLATE_NOOP("MessageStatus", "error"),
 }
 
 
@@ -45,7 +45,7 @@ class ChatInput(QPlainTextEdit):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setPlaceholderText("Ask anything…  (Enter to send, Shift+Enter for a new line, Esc to stop)")
+        self.setPlaceholderText(self.tr("Ask anything…  (Enter to send, Shift+Enter for a new line, Esc to stop)"))
         self.setTabChangesFocus(True)
         self.setMaximumHeight(96)
         self.setMinimumHeight(48)
@@ -111,7 +111,7 @@ class MessageWidget(QFrame):
         lay.setContentsMargins(12, 8, 12, 8)
         lay.setSpacing(2)
         head = QHBoxLayout()
-        who = "You" if message.role is Role.USER else (message.model or "Assistant")
+        who = self.tr("You") if message.role is Role.USER else (message.model or self.tr("Assistant"))
         self.who = QLabel(f"<b>{_escape(who)}</b>")
         self.status = QLabel("")
         self.status.setObjectName("messageStatus")
@@ -151,24 +151,25 @@ class MessageWidget(QFrame):
 
     def update_status(self) -> None:
         m = self.message
-        text = STATUS_TEXT.get(m.status, m.status.value)
+        text = QCoreApplication.translate("MessageStatus", STATUS_TEXT.get(m.status, m.status.value))
         if m.status is MessageStatus.DONE and m.stop_reason == "length":
             limit = (m.params or {}).get("max_tokens")
             made = (m.metrics or {}).get("decode_tokens") or 0
-            text = "cut at the token limit" if limit is None or made >= limit else "cut: the context window is full"
+            text = self.tr("cut at the token limit") if limit is None or made >= limit else \
+                self.tr("cut: the context window is full")
         self.status.setText(text)
         if m.error:
             self.error.setText(m.error)
             self.error.show()
         elif m.status is MessageStatus.DONE and not m.text.strip():
-            self.error.setText("The model ended its reply without any text. Try again, rephrase, or start a new "
-                               "chat if this one is long.")
+            self.error.setText(self.tr("The model ended its reply without any text. Try again, rephrase, or start "
+                                       "a new chat if this one is long."))
             self.error.show()
         if m.status.final and m.metrics:
             line, tip = format_figures(m.metrics)
             wait = m.metrics.get("wait_ms") or 0
             if line and wait > 500:
-                line += f" · waited {wait / 1000:.1f} s for the model"
+                line += " · " + self.tr("waited %1 s for the model").replace("%1", f"{wait / 1000:.1f}")
             if line:
                 self.figures.setText(line)
                 self.figures.setToolTip(tip)

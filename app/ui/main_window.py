@@ -88,8 +88,8 @@ class MainWindow(QMainWindow, SessionListener):
         side.setObjectName("sidebar")
         side_lay = QVBoxLayout(side)
         side_lay.setContentsMargins(8, 8, 8, 8)
-        self.new_button = QPushButton("+  New chat")
-        self.new_button.setToolTip("New chat (Ctrl+N)")
+        self.new_button = QPushButton(self.tr("+  New chat"))
+        self.new_button.setToolTip(self.tr("New chat (Ctrl+N)"))
         self.new_button.clicked.connect(self.new_chat)
         self.history = QListWidget()
         self.history.setObjectName("history")
@@ -122,7 +122,7 @@ class MainWindow(QMainWindow, SessionListener):
         self.input = ChatInput()
         self.input.submitted.connect(self.send)
         self.input.escape.connect(self.stop)
-        self.send_button = QPushButton("Send")
+        self.send_button = QPushButton(self.tr("Send"))
         self.send_button.setObjectName("sendButton")
         self.send_button.setMinimumWidth(90)
         self.send_button.clicked.connect(self._on_send_button)
@@ -142,25 +142,25 @@ class MainWindow(QMainWindow, SessionListener):
         return action
 
     def _build_actions(self) -> None:
-        stop_action = self._action("Stop", self.stop, QKeySequence(Qt.Key.Key_Escape))
+        stop_action = self._action(self.tr("Stop"), self.stop, QKeySequence(Qt.Key.Key_Escape))
         stop_action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-        new_action = self._action("New chat", self.new_chat, QKeySequence.StandardKey.New)
-        open_action = self._action("&Open model (GGUF)…", self.choose_model, QKeySequence.StandardKey.Open)
-        settings_action = self._action("&Settings…", self.edit_settings, "Ctrl+,")
-        quit_action = self._action("&Quit", self.close, QKeySequence.StandardKey.Quit)
-        regen_action = self._action("&Regenerate last reply", lambda: self.regenerate(), "Ctrl+R")
-        focus_action = self._action("Focus input", self.input.setFocus, "Ctrl+L")
-        self.delete_action = self._action("Delete chat", self.delete_selected_chat, QKeySequence.StandardKey.Delete,
-                                          window_wide=False)
+        new_action = self._action(self.tr("New chat"), self.new_chat, QKeySequence.StandardKey.New)
+        open_action = self._action(self.tr("&Open model (GGUF)…"), self.choose_model, QKeySequence.StandardKey.Open)
+        settings_action = self._action(self.tr("&Settings…"), self.edit_settings, "Ctrl+,")
+        quit_action = self._action(self.tr("&Quit"), self.close, QKeySequence.StandardKey.Quit)
+        regen_action = self._action(self.tr("&Regenerate last reply"), lambda: self.regenerate(), "Ctrl+R")
+        focus_action = self._action(self.tr("Focus input"), self.input.setFocus, "Ctrl+L")
+        self.delete_action = self._action(self.tr("Delete chat"), self.delete_selected_chat,
+                                          QKeySequence.StandardKey.Delete, window_wide=False)
         self.delete_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
         self.history.addAction(self.delete_action)
         menu = self.menuBar()
-        file_menu = menu.addMenu("&File")
+        file_menu = menu.addMenu(self.tr("&File"))
         for a in (new_action, open_action, settings_action):
             file_menu.addAction(a)
         file_menu.addSeparator()
         file_menu.addAction(quit_action)
-        chat_menu = menu.addMenu("&Chat")
+        chat_menu = menu.addMenu(self.tr("&Chat"))
         for a in (stop_action, regen_action, focus_action):
             chat_menu.addAction(a)
         self.file_menu, self.chat_menu = file_menu, chat_menu
@@ -383,11 +383,11 @@ class MainWindow(QMainWindow, SessionListener):
         if reply.id not in self.session.running:
             return
         if reply.status is MessageStatus.WAITING and self.session.scheduler.position() > 0:
-            self.status.set_state("waiting for the model…")
+            self.status.set_state(self.tr("waiting for the model…"))
         elif reply.status is MessageStatus.PREFILL:
-            self.status.set_state("prefill…")
+            self.status.set_state(self.tr("reading the prompt…"))
         elif reply.status is MessageStatus.GENERATING:
-            self.status.set_state("generating…")
+            self.status.set_state(self.tr("generating…"))
 
     def reply_stopping(self, gen: Generation) -> None:
         self.coalescer.flush(gen.reply)
@@ -405,7 +405,7 @@ class MainWindow(QMainWindow, SessionListener):
                 widget.view.finish()
             widget.update_status()
         if not self.session.running:
-            self.status.set_state("idle")
+            self.status.set_state(self.tr("ready"))
         self.status.show_figures(reply.metrics)
         if gen.conversation is self.conversation:
             self._set_send_mode(stop=self.generating)
@@ -420,15 +420,15 @@ class MainWindow(QMainWindow, SessionListener):
     def model_state_changed(self, state: str) -> None:
         self.status.set_loading(state == "loading")
         if state == "loading":
-            self.status.set_state("loading model…")
+            self.status.set_state(self.tr("loading model…"))
             self.status.set_model(self.engine.name)
         elif state == "error":
-            self.status.set_state("model failed to load")
+            self.status.set_state(self.tr("model failed to load"))
             self.model_ready.emit(False)
         elif state == "unloaded":
-            self.status.set_state("model unloaded to free memory (loads again with your next message)")
+            self.status.set_state(self.tr("model unloaded to free memory (loads again with your next message)"))
         else:
-            self.status.set_state("idle")
+            self.status.set_state(self.tr("ready"))
             self.status.set_model(self.engine.name)
             self.model_ready.emit(True)
 
@@ -445,8 +445,8 @@ class MainWindow(QMainWindow, SessionListener):
             self.status.show_live(gen)
 
     def _set_send_mode(self, stop: bool) -> None:
-        self.send_button.setText("Stop" if stop else "Send")
-        self.send_button.setToolTip("Stop generating (Esc)" if stop else "Send (Enter)")
+        self.send_button.setText(self.tr("Stop") if stop else self.tr("Send"))
+        self.send_button.setToolTip(self.tr("Stop generating (Esc)") if stop else self.tr("Send (Enter)"))
         self.send_button.setProperty("stopMode", stop)
         self.send_button.style().unpolish(self.send_button)
         self.send_button.style().polish(self.send_button)

@@ -23,17 +23,18 @@ class StatusBar(QStatusBar):
         super().__init__(parent)
         self.model_label = QLabel(model_name)
         self.model_label.setObjectName("modelLabel")
-        self.state_label = QLabel("loading…")
+        self.state_label = QLabel(self.tr("loading…"))
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(140)
         self.progress.setRange(0, 0)          # busy indicator until the engine reports progress
         self.ttft_label = QLabel("TTFT –")
         self.rate_label = QLabel("– tok/s")
-        self.ttft_label.setToolTip("Time to first token of the last reply (prefill + first paint)")
-        self.rate_label.setToolTip("Decode speed of the last reply")
+        self.ttft_label.setToolTip(self.tr("Time to first token of the last reply (prefill + first paint)"))
+        self.rate_label.setToolTip(self.tr("Decode speed of the last reply"))
         self.queue_label = QLabel("")
-        self.queue_label.setToolTip("Chunks waiting between the model and the window (live), and the puts that "
-                                    "waited > 100 ms on a full queue (backpressure)")
+        self.queue_label.setToolTip(self.tr("Chunks waiting between the model and the window (live), and the puts "
+                                            "that waited > 100 ms on a full queue (backpressure)"))
+        self.queue_label.hide()      # a figure for the inspector and tooltips, not for the status line
         self.addWidget(self.model_label)
         self.addWidget(self.state_label)
         self.addWidget(self.progress)
@@ -78,6 +79,6 @@ class StatusBar(QStatusBar):
         self.ttft_label.setText(f"TTFT {ttft:.0f} ms" if ttft is not None else "TTFT –")
         self.rate_label.setText(f"{rate:.1f} tok/s" if rate else "– tok/s")
         _line, tip = format_figures(m)
-        self.ttft_label.setToolTip("Last reply\n" + tip)
-        self.rate_label.setToolTip("Last reply\n" + tip)
+        self.ttft_label.setToolTip(self.tr("Last reply") + "\n" + tip)
+        self.rate_label.setToolTip(self.tr("Last reply") + "\n" + tip)
         self.queue_label.setText(f"queue ≤{m.get('queue_high_water', 0)} · waits {m.get('backpressure_waits', 0)}")
