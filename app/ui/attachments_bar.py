@@ -10,7 +10,7 @@ from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QDropEvent, QGuiApplication, QKeyEvent, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QToolButton, QWidget
+from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QStyle, QToolButton, QWidget
 
 from app.core.attachments import LONG_PASTE_CHARS, Attachment, AttachmentError, compose, read_attachment
 
@@ -28,7 +28,7 @@ class AttachmentsBar(QWidget):
         self.row.setContentsMargins(12, 4, 12, 0)
         self.row.addStretch(1)
         self.button = QToolButton()
-        self.button.setText("📎")
+        self.button.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_FileIcon))
         self.button.setToolTip(self.tr("Attach text files (code, markdown, logs, CSV)…"))
         self.button.setAccessibleName(self.tr("Attach files"))
         self.button.clicked.connect(self.pick)
@@ -78,7 +78,8 @@ class AttachmentsBar(QWidget):
                 item.widget().deleteLater()
         for i, att in enumerate(self.items):
             tokens = f" · {att.tokens:,} tokens" if att.tokens is not None else ""
-            chip = QPushButton(f"📎 {att.name}{tokens}  ✕")
+            chip = QPushButton(f"{att.name}{tokens}  ✕")
+            chip.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_FileIcon))
             chip.setObjectName("attachmentChip")
             chip.setToolTip(self.tr("Remove this attachment") + f"\n{len(att.text):,} " + self.tr("characters"))
             chip.setAccessibleName(self.tr("Attachment %1, press to remove").replace("%1", att.name))

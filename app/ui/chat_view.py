@@ -130,7 +130,7 @@ class MessageWidget(QFrame):
             lay.addWidget(PlainTextView(own if attachments else message.text, self))
             for att in attachments:          # shown folded: name and token count; the text in the tooltip
                 tokens = f" · {att.tokens:,} tokens" if att.tokens is not None else ""
-                chip = QLabel(f"📎 {_escape(att.name)}{tokens} · {len(att.text):,} characters")
+                chip = QLabel(f"⎘ {_escape(att.name)}{tokens} · {len(att.text):,} characters")
                 chip.setObjectName("attachmentChip")
                 chip.setToolTip(att.text[:2000] + ("…" if len(att.text) > 2000 else ""))
                 lay.addWidget(chip)

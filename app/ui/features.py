@@ -110,6 +110,9 @@ class DailyFeatures(QObject):
             return
         empty = not self.w.conversation.messages and not self.w.chat.widgets and self.w.chat.notice_count == 0
         welcome.set_model(self.w.engine.name, self.session.model_state if self.session else "idle")
+        meter = getattr(self, "context_meter", None)
+        if meter is not None:
+            meter.schedule()
         welcome.setVisible(empty)
         self.w.chat.setVisible(not empty)
 
@@ -199,7 +202,8 @@ class DailyFeatures(QObject):
             if widget.message.db_id == message_id:
                 chat.stick_to_bottom = False
                 QTimer.singleShot(50, lambda wd=widget: chat.ensureWidgetVisible(wd, 0, 40))
-                widget.setStyleSheet("border: 2px solid #f59e0b;")
+                outline = f"#{widget.objectName()} {{ border: 2px solid #f59e0b; }}"
+                widget.setStyleSheet(outline)
                 QTimer.singleShot(2500, lambda wd=widget: wd.setStyleSheet(""))
                 self.found_widget = widget
                 break

@@ -16,6 +16,9 @@ class WelcomeView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("welcome")
+        self.setStyleSheet("#welcomeTitle { font-size: 22px; font-weight: bold; }"
+                           " #welcomeExample { padding: 8px 14px; }"
+                           " #welcomeModel, #welcomeKeys { color: palette(mid); }")
         lay = QVBoxLayout(self)
         lay.setAlignment(Qt.AlignmentFlag.AlignCenter)
         lay.setSpacing(10)
