@@ -82,7 +82,7 @@ class DailyFeatures(QObject):
         self.idle.touch()
         self.context_meter.schedule()
         if self.queue.pending:
-            QTimer.singleShot(0, self._pump)
+            QTimer.singleShot(0, self, self._pump)
 
     def _pump(self) -> None:
         reply = self.queue.pump()
@@ -201,10 +201,10 @@ class DailyFeatures(QObject):
         for widget in getattr(chat, "widgets", []):
             if widget.message.db_id == message_id:
                 chat.stick_to_bottom = False
-                QTimer.singleShot(50, lambda wd=widget: chat.ensureWidgetVisible(wd, 0, 40))
+                QTimer.singleShot(50, widget, lambda wd=widget: chat.ensureWidgetVisible(wd, 0, 40))
                 outline = f"#{widget.objectName()} {{ border: 2px solid #f59e0b; }}"
                 widget.setStyleSheet(outline)
-                QTimer.singleShot(2500, lambda wd=widget: wd.setStyleSheet(""))
+                QTimer.singleShot(2500, widget, lambda wd=widget: wd.setStyleSheet(""))
                 self.found_widget = widget
                 break
 
