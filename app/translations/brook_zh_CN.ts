@@ -117,6 +117,10 @@
         <translation>使用内置模型(&amp;B)</translation>
     </message>
     <message>
+        <source>&amp;Unload the model (free its memory)</source>
+        <translation>卸载模型（释放内存）(&amp;U)</translation>
+    </message>
+    <message>
         <source>&amp;Export this chat…</source>
         <translation>导出此对话(&amp;E)…</translation>
     </message>

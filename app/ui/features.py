@@ -29,6 +29,7 @@ class DailyFeatures(QObject):
     def __init__(self, window: Any) -> None:
         super().__init__(window)
         self.w = window
+        self.session = getattr(window, "session", None)
         self._tasks: set[asyncio.Future[Any]] = set()
         self.search = SearchPanel(window.store)
         side = window.history.parentWidget()
@@ -39,7 +40,6 @@ class DailyFeatures(QObject):
         self.search.closed.connect(window.input.setFocus)
         self._build_menus()
         self._install_attachments()
-        self.session = getattr(window, "session", None)
         if self.session is not None:
             self._install_session_features()
         from app.ui.context_meter import ContextMeter
@@ -166,6 +166,8 @@ class DailyFeatures(QObject):
         self.recent_menu = lib.addMenu(self.tr("Recent models"))
         self.recent_menu.aboutToShow.connect(self._fill_recent)
         self._act(lib, self.tr("Use the &bundled model"), self.use_bundled)
+        if self.session is not None:
+            self._act(lib, self.tr("&Unload the model (free its memory)"), self.unload_now)
         f.addSeparator()
         self._act(f, self.tr("&Export this chat…"), lambda: self.export(current_only=True), "Ctrl+E")
         self._act(f, self.tr("Export &all chats…"), lambda: self.export(current_only=False))
@@ -243,6 +245,19 @@ class DailyFeatures(QObject):
         task = asyncio.ensure_future(self.w.switch_model(path))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    def unload_now(self) -> Any:
+        """Free the model's memory now (waits for a running reply's worker); the next message loads it again."""
+        from app.core.idle import unload_model
+
+        if self.session is None or self.session.model_state != "idle":
+            return None
+        self.session.stop_all()
+        self.idle.unloaded = True
+        task = asyncio.ensure_future(unload_model(self.session))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
 
     def use_bundled(self) -> None:
         from app.engine.models import bundled_model_path

@@ -63,3 +63,14 @@ def test_search_hit_opens_the_chat_at_that_message(window, qloop) -> None:
     [hit] = f.search.run_query()
     f.open_hit(hit.conversation_id, hit.message_id)
     assert w.conversation.id == conv_id and f.found_widget.message.text == "the zygomorphic one"
+
+
+def test_unload_frees_the_model_and_the_next_message_loads_it_again(window, qloop) -> None:
+    w = window
+    task = w.features.unload_now()
+    qloop.run_until_complete(asyncio.wait_for(task, 30))
+    assert not w.engine.loaded and w.session.model_state == "unloaded"
+    reply = w.send("are you there?")
+    assert reply is not None
+    qloop.run_until_complete(asyncio.wait_for(until(lambda: reply.status.final), 30))
+    assert w.engine.loaded and reply.text
