@@ -336,6 +336,18 @@
     </message>
 </context>
 <context>
+    <name>Inspector</name>
+    <message>
+        <source>Stream &amp;inspector</source>
+        <extracomment>How often the inspector re-reads a live reply (ms). How often the summary figures are recomputed while live (s; percentiles over every chunk).</extracomment>
+        <translation>流检查器(&amp;I)</translation>
+    </message>
+    <message>
+        <source>Where each chunk of a reply waited: timeline, queue, ticks, stalls (Ctrl+Shift+I)</source>
+        <translation>回复的每个数据块在哪里等待：时间线、队列、渲染周期、卡顿 (Ctrl+Shift+I)</translation>
+    </message>
+</context>
+<context>
     <name>MainWindow</name>
     <message>
         <source>+  New chat</source>

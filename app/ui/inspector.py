@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QCoreApplication, Qt, QTimer
 from PySide6.QtGui import QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -440,12 +440,13 @@ def install_inspector(window: QMainWindow, coalescer: Any) -> StreamInspectorDoc
     window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
     dock.hide()
     action = dock.toggleViewAction()
-    action.setText("Stream &inspector")
+    action.setText(QCoreApplication.translate("Inspector", "Stream &inspector"))
     action.setShortcut(QKeySequence("Ctrl+Shift+I"))
-    action.setToolTip("Where each chunk of a reply waited: timeline, queue, ticks, stalls (Ctrl+Shift+I)")
+    action.setToolTip(QCoreApplication.translate(
+        "Inspector", "Where each chunk of a reply waited: timeline, queue, ticks, stalls (Ctrl+Shift+I)"))
     bar = window.menuBar()
-    view_menu = next((a.menu() for a in bar.actions()
-                      if a.menu() is not None and a.text().replace("&", "") == "View"), None)
+    view_menu = getattr(window, "view_menu", None) or next(   # the window's own View menu (translated)
+        (a.menu() for a in bar.actions() if a.menu() is not None and a.text().replace("&", "") == "View"), None)
     if view_menu is None:
         view_menu = bar.addMenu("&View")
     view_menu.addAction(action)
