@@ -352,20 +352,35 @@ class DailyFeatures(QObject):
 
     # -- view and help -----------------------------------------------------------------------------------
     def zoom(self, step: int) -> float:
-        from app.ui.theme import zoom
+        """Text size in steps of ``app.ui.theme.ZOOM_STEPS`` (0: back to 100 %); the shown chat is laid out again
+        with the new size (message heights are measured per font)."""
+        from app.ui.theme import zoom_factor
 
-        factor = zoom(step)
-        relayout = getattr(self.w, "relayout_messages", None)
-        if callable(relayout):
-            relayout()
+        if not hasattr(self, "_base_pt"):
+            self._base_pt = self.w.font().pointSizeF()
+        factor = zoom_factor(step)
+        self._font_pt = max(6.0, self._base_pt * factor) if factor != 1.0 else None
+        self._restyle()
+        shown = getattr(self.w, "conversation_shown", None)
+        if callable(shown) and self.session is not None:
+            shown(self.w.conversation)
         self.w.statusBar().showMessage(self.tr("Text size %1 %").replace("%1", f"{factor * 100:.0f}"), 2000)
         return factor
+
+    def _restyle(self) -> None:
+        """The window's stylesheet for the palette, plus the zoomed text size (a stylesheet rule: fonts set on
+        the window do not reach widgets a stylesheet styles)."""
+        from app.ui.style import is_dark, stylesheet
+
+        pt = getattr(self, "_font_pt", None)
+        self.w.setStyleSheet(stylesheet(is_dark()) + (f"\nQWidget {{ font-size: {pt:.1f}pt; }}" if pt else ""))
 
     def set_theme(self, theme: str) -> None:
         from app.ui.theme import apply_theme
 
         self.w.settings.theme = theme
-        apply_theme(theme, [self.w])
+        apply_theme(theme)
+        self._restyle()
         self._save_settings()
 
     def show_shortcuts(self) -> Any:

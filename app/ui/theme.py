@@ -2,12 +2,12 @@
 
 "system" keeps the platform's palette; "light" and "dark" switch to Qt's Fusion style with a light or dark palette
 (the window's stylesheet follows the palette, see ``app.ui.style``). Zoom scales the application font in steps of
-10 % (Ctrl +/−, Ctrl+0), from 70 % to 200 %.
+10 % (Ctrl +/−, Ctrl+0), from 70 % to 200 % (the window applies the factor to its font).
 """
 
 from __future__ import annotations
 
-from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QStyleFactory, QWidget
 
 from app.ui.style import apply_style
@@ -52,21 +52,9 @@ def apply_theme(theme: str, windows: list[QWidget] | None = None) -> None:
         apply_style(w)
 
 
-def zoom(step: int) -> float:
-    """Change the text size by ``step`` steps (0 = back to 100 %); returns the new factor."""
-    app = QGuiApplication.instance()
-    if not isinstance(app, QGuiApplication):
-        return 1.0
-    if "font" not in _state:
-        _state["font"] = QFont(app.font())
-        _state["zoom"] = ZOOM_STEPS.index(1.0)
-    base = _state["font"]
-    assert isinstance(base, QFont)
-    index = ZOOM_STEPS.index(1.0) if step == 0 else \
-        max(0, min(len(ZOOM_STEPS) - 1, int(_state["zoom"]) + step))  # type: ignore[call-overload]
+def zoom_factor(step: int) -> float:
+    """Move the text size ``step`` steps along ``ZOOM_STEPS`` (0 = back to 100 %); returns the new factor."""
+    index = int(_state.get("zoom", ZOOM_STEPS.index(1.0)))  # type: ignore[call-overload]
+    index = ZOOM_STEPS.index(1.0) if step == 0 else max(0, min(len(ZOOM_STEPS) - 1, index + step))
     _state["zoom"] = index
-    factor = ZOOM_STEPS[index]
-    font = QFont(base)
-    font.setPointSizeF(max(6.0, base.pointSizeF() * factor))
-    app.setFont(font)
-    return factor
+    return ZOOM_STEPS[index]

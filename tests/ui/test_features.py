@@ -57,9 +57,11 @@ def test_menus_zoom_theme_and_help(window, qtbot) -> None:
     assert {"&File", "&Chat", "&View", "&Help"} <= set(titles)
     from PySide6.QtWidgets import QApplication
 
-    size = QApplication.font().pointSizeF()
-    assert f.zoom(1) == 1.1 and QApplication.font().pointSizeF() > size
-    assert f.zoom(0) == 1.0 and QApplication.font().pointSizeF() == size
+    size = w.font().pointSizeF()
+    assert f.zoom(1) == 1.1 and w.font().pointSizeF() > size
+    label = w.chat.widgets[0].who if getattr(w.chat, "widgets", None) else w.new_button
+    assert label.font().pointSizeF() > size                 # the chat's widgets follow
+    assert f.zoom(0) == 1.0 and w.font().pointSizeF() == size
     f.set_theme("dark")
     assert QApplication.palette().window().color().lightness() < 128 and w.settings.theme == "dark"
     f.set_theme("system")
