@@ -105,6 +105,9 @@ def test_new_chats_take_the_settings_and_each_chat_keeps_its_own(tmp_path: Path)
         session.settings.generation = GenerationParams(temperature=1.0)    # later defaults: new chats only
         session.settings.system_prompt = "Be long."
         assert chat_params(first, session.settings.generation).temperature == 0.15
+        again = session.send("and again")                # the chat keeps its own parameters
+        await until(lambda: again.status.final)
+        assert again.params["temperature"] == 0.15
         second = session.new_chat()
         assert second.system_prompt == "Be long." and chat_params(second).temperature == 1.0
 
