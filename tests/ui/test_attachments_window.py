@@ -37,5 +37,14 @@ def test_file_and_long_paste_are_sent_with_the_message(qtbot, qloop, tmp_path: P
         own, atts = split_attachments(user.text)
         assert own == "What does this do?" and [a.name for a in atts] == ["main.py", "pasted text"]
         assert atts[0].text == "def f():\n    return 1\n" and bar.items == [] and not bar.isVisibleTo(w)
+        widget = w.chat.widget_for(user)
+        if widget is not None:                             # the message shows its attachments folded
+            from PySide6.QtWidgets import QLabel
+
+            from app.ui.chat_view import PlainTextView
+
+            [body] = widget.findChildren(PlainTextView)
+            chips = [c.text() for c in widget.findChildren(QLabel) if c.objectName() == "attachmentChip"]
+            assert body.toPlainText() == "What does this do?" and len(chips) == 2 and "main.py" in chips[0]
     finally:
         qloop.run_until_complete(w.shutdown())
