@@ -64,6 +64,77 @@
     </message>
 </context>
 <context>
+    <name>ConnectionDialog</name>
+    <message>
+        <source>Connect to a server</source>
+        <translation>连接到服务器</translation>
+    </message>
+    <message>
+        <source>New connection</source>
+        <translation>新建连接</translation>
+    </message>
+    <message>
+        <source>Saved</source>
+        <translation>已保存</translation>
+    </message>
+    <message>
+        <source>e.g. GPU box</source>
+        <translation>例如 GPU 主机</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <source>The API root of an OpenAI-compatible server: llama-server, vLLM, Ollama (http://127.0.0.1:11434/v1), LM Studio, or another Brook.</source>
+        <translation>OpenAI 兼容服务器的 API 根地址：llama-server、vLLM、Ollama (http://127.0.0.1:11434/v1)、LM Studio 或另一个 Brook。</translation>
+    </message>
+    <message>
+        <source>Server URL</source>
+        <translation>服务器地址</translation>
+    </message>
+    <message>
+        <source>(none)</source>
+        <translation>（无）</translation>
+    </message>
+    <message>
+        <source>API key</source>
+        <translation>API 密钥</translation>
+    </message>
+    <message>
+        <source>Leave empty to use the first model the server lists.</source>
+        <translation>留空则使用服务器列出的第一个模型。</translation>
+    </message>
+    <message>
+        <source>Test</source>
+        <translation>测试</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Replies the server generates at once: 1 for llama.cpp-style servers (one slot), more for vLLM. Others wait in line.</source>
+        <translation>服务器同时生成的回复数：llama.cpp 类服务器为 1（一个槽位），vLLM 可以更多。其余的排队等待。</translation>
+    </message>
+    <message>
+        <source>Concurrent replies</source>
+        <translation>并发回复数</translation>
+    </message>
+    <message>
+        <source>Connect</source>
+        <translation>连接</translation>
+    </message>
+    <message>
+        <source>Asking {0} for its models…</source>
+        <translation>正在向 {0} 查询模型…</translation>
+    </message>
+    <message>
+        <source>Connected: the server offers {0}.</source>
+        <translation>已连接：服务器提供 {0}。</translation>
+    </message>
+</context>
+<context>
     <name>ContextMeter</name>
     <message>
         <source>context %1 / %2</source>
@@ -813,6 +884,33 @@
     <message>
         <source>Search took %1 ms</source>
         <translation>搜索用时 %1 毫秒</translation>
+    </message>
+</context>
+<context>
+    <name>ServerMenu</name>
+    <message>
+        <source>&amp;Server</source>
+        <translation>服务器(&amp;E)</translation>
+    </message>
+    <message>
+        <source>Connect to a server…</source>
+        <translation>连接到服务器…</translation>
+    </message>
+    <message>
+        <source>Use the local model</source>
+        <translation>使用本地模型</translation>
+    </message>
+    <message>
+        <source>Serve this model to other apps ({0})</source>
+        <translation>将此模型提供给其他应用 ({0})</translation>
+    </message>
+    <message>
+        <source>An OpenAI-compatible API on this machine only (loopback); other apps and the window take turns with the model.</source>
+        <translation>仅在本机（回环地址）提供 OpenAI 兼容 API；其他应用与本窗口轮流使用模型。</translation>
+    </message>
+    <message>
+        <source>Serving {0} at {1}</source>
+        <translation>正在 {1} 提供 {0}</translation>
     </message>
 </context>
 <context>
