@@ -448,7 +448,7 @@ def install_inspector(window: QMainWindow, coalescer: Any) -> StreamInspectorDoc
     view_menu = getattr(window, "view_menu", None) or next(   # the window's own View menu (translated)
         (a.menu() for a in bar.actions() if a.menu() is not None and a.text().replace("&", "") == "View"), None)
     if view_menu is None:
-        view_menu = bar.addMenu("&View")
+        view_menu = bar.addMenu(QCoreApplication.translate("Inspector", "&View"))
     view_menu.addAction(action)
     window.addAction(action)
     coalescer.painted.connect(dock.on_painted)

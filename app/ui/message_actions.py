@@ -53,6 +53,14 @@ class MessageActions(QObject):
     def show_version(self, msg: Message, index: int) -> bool:
         return session_ops.show_version(self.session, msg, index)
 
+    def inspect(self, msg: Message) -> bool:
+        """Show ``msg`` in the window's stream inspector (``app.ui.inspector``); False when it has none."""
+        dock = getattr(self.w, "inspector_dock", None)
+        if dock is None:
+            return False
+        dock.inspect(msg)
+        return True
+
     # the view ----------------------------------------------------------------------------------------------
     def open_menu(self, widget: QWidget, msg: Message, pos: QPoint) -> None:
         menu = message_menu(msg, self, widget)

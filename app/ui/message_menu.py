@@ -33,7 +33,8 @@ def provenance_html(msg: Message) -> str:
 
 def message_menu(msg: Message, actions: Any, parent: QWidget | None = None) -> QMenu:
     """The menu of ``msg``. ``actions`` has: ``copy(msg)``, ``edit(msg)``, ``delete(msg)``, ``regenerate(msg)``,
-    ``continue_reply(msg)``, ``show_version(msg, index)``, ``can_change()`` (False while the chat generates)."""
+    ``continue_reply(msg)``, ``show_version(msg, index)``, ``can_change()`` (False while the chat generates) and
+    optionally ``inspect(msg)`` (show a reply in the stream inspector)."""
     menu = QMenu(parent)
     idle = actions.can_change()
     menu.addAction(QCoreApplication.translate("MessageMenu", "Copy (markdown)"), lambda: actions.copy(msg))
@@ -54,6 +55,9 @@ def message_menu(msg: Message, actions: Any, parent: QWidget | None = None) -> Q
                 v.setCheckable(True)
                 v.setChecked(i == msg.version_index)
                 v.setEnabled(idle)
+    inspect = getattr(actions, "inspect", None)
+    if msg.role is Role.ASSISTANT and inspect is not None:   # the stream inspector (app.ui.inspector)
+        menu.addAction(QCoreApplication.translate("MessageMenu", "Inspect the stream (timings)"), lambda: inspect(msg))
     menu.addSeparator()
     a = menu.addAction(QCoreApplication.translate("MessageMenu", "Delete message"), lambda: actions.delete(msg))
     a.setEnabled(idle)

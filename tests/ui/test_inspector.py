@@ -20,6 +20,7 @@ from app.core.watchdog import Stall
 from app.engine.scripted import ScriptedEngine
 from app.ui.coalescer import Coalescer
 from app.ui.inspector import StreamInspector, StreamInspectorDock, install_inspector
+from app.ui.message_menu import message_menu
 
 pytestmark = pytest.mark.timeout(60)
 WORDS = [f"w{i} " for i in range(40)]
@@ -247,3 +248,26 @@ def test_view_menu_ctrl_shift_i_shows_the_dock_which_follows_the_streaming_reply
     assert dock.inspector.reply is old
     qtbot.keyClick(typing, Qt.Key.Key_I, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     qtbot.waitUntil(lambda: not dock.isVisible())
+
+
+def test_a_replys_menu_opens_it_in_the_inspector(qtbot) -> None:
+    class Actions:            # the operations a window offers (app.ui.message_actions.MessageActions)
+        def __init__(self) -> None:
+            self.inspected: list[Message] = []
+
+        def can_change(self) -> bool:
+            return True
+
+        def inspect(self, msg: Message) -> None:
+            self.inspected.append(msg)
+
+    actions = Actions()
+    reply = Message(Role.ASSISTANT, "a reply")
+    menu = message_menu(reply, actions)
+    qtbot.addWidget(menu)
+    item = next(a for a in menu.actions() if a.text().startswith("Inspect the stream"))
+    item.trigger()
+    assert actions.inspected == [reply]
+    user_menu = message_menu(Message(Role.USER, "a question"), actions)
+    qtbot.addWidget(user_menu)
+    assert not any(a.text().startswith("Inspect") for a in user_menu.actions())
