@@ -389,14 +389,18 @@ class TokenStream:
                     chunk = Chunk(chunk.text + decoder.decode(chunk.raw), chunk.n_tokens, chunk.finish_reason)
                 elif (text := valid_text(chunk.text)) is not chunk.text:   # a lone surrogate from an engine's JSON
                     chunk = Chunk(text, chunk.n_tokens, chunk.finish_reason)
+                t_put = now()
                 depth, waited = q.put(chunk)
-                m.on_enqueued(now(), depth, waited, len(chunk.text))
+                # entered the queue when the put got its slot: stamped after put() returned, the consumer may
+                # already have taken it (the worker can lose the GIL in between)
+                m.on_enqueued(t_put + waited, depth, waited, len(chunk.text))
             else:
                 if decoder is not None and not stop.is_set():
                     tail = decoder.decode(b"", final=True)   # bytes cut off at the very end (truly invalid)
                     if tail:
+                        t_put = now()
                         depth, waited = q.put(Chunk(tail, 0, None))
-                        m.on_enqueued(now(), depth, waited, len(tail))
+                        m.on_enqueued(t_put + waited, depth, waited, len(tail))
         except QueueClosed:
             pass
         except BaseException as exc:  # delivered to the loop, re-raised there

@@ -101,6 +101,52 @@ def test_a_real_generation_records_each_chunks_text_depth_and_ticks() -> None:
     assert len(texts) == reply.chunks > 10
     assert "".join(texts) == reply.text
     assert len(tl.depth) == len(tl.wait) == len(tl.produced)
+    # each chunk's stamps are in pipeline order (enqueued is when the put got its slot, not when it returned)
+    n = len(tl.painted)
+    assert (tl.produced[:n] <= tl.enqueued[:n]).all() and (tl.enqueued[:n] <= tl.dequeued[:n]).all()
+    assert (tl.dequeued[:n] <= tl.painted[:n]).all()
     assert int(tl.tick_chunks.sum()) == len(tl.painted) == reply.chunks
     d = timeline_dict(m, reply.text)
     assert "".join(d["chunks"]["text"]) == reply.text
+
+
+def test_enqueued_is_when_the_put_got_its_slot_even_if_the_worker_is_slow_to_go_on(monkeypatch) -> None:
+    """The worker may lose the GIL right after a put; the consumer can take the chunk first. The enqueued
+    stamp must still come before the dequeued one (it is the time the put got its slot, not when it returned)."""
+    import threading
+    import time
+
+    from app.core.stream import ChunkQueue, TokenStream
+    from app.core.types import Chunk
+
+    metrics = StreamMetrics()
+    real_put = ChunkQueue.put
+    puts = 0
+
+    def put_then_stall(self: ChunkQueue, item: object) -> tuple[int, float]:
+        nonlocal puts
+        result = real_put(self, item)
+        if isinstance(item, Chunk):
+            puts += 1
+            deadline = time.monotonic() + 60
+            while len(metrics.dequeued) < puts and time.monotonic() < deadline:   # the consumer took it first
+                time.sleep(0.001)
+        return result
+
+    monkeypatch.setattr(ChunkQueue, "put", put_then_stall)
+
+    def produce(_stop: threading.Event):
+        for i in range(5):
+            yield Chunk(f"c{i} ")
+
+    async def main() -> None:
+        stream = TokenStream(produce, metrics=metrics)
+        stream.start()
+        while (await stream.get_batch()) is not None:
+            pass
+        await stream.wait_closed()
+
+    asyncio.run(main())
+    tl = snapshot(metrics)
+    assert len(tl.dequeued) == 5
+    assert (tl.enqueued <= tl.dequeued).all(), (tl.enqueued - tl.dequeued).tolist()
