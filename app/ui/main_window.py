@@ -78,6 +78,9 @@ class MainWindow(QMainWindow, SessionListener):
         from app.ui.features import DailyFeatures  # search, model library, export, chat settings, help (issue 11)
 
         self.features = DailyFeatures(self)
+        from app.ui.inspector import install_inspector  # View → Stream inspector, Ctrl+Shift+I (issue 14)
+
+        self.inspector_dock = install_inspector(self, self.coalescer)
         self.input.setFocus()
 
     # -- building ----------------------------------------------------------------------------------------

@@ -1,0 +1,41 @@
+"""The stream inspector in the app's window: Ctrl+Shift+I opens it, and it follows the reply as it streams."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from PySide6.QtCore import Qt
+
+from app.core.conversation import MessageStatus
+from app.engine.scripted import ScriptedEngine
+from app.ui.main_window import MainWindow
+
+pytestmark = pytest.mark.timeout(120)
+
+
+async def _until(cond, timeout: float = 60.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not cond():
+            await asyncio.sleep(0.01)
+
+
+def test_ctrl_shift_i_opens_the_inspector_on_the_streaming_reply(qtbot, qloop) -> None:
+    w = MainWindow(ScriptedEngine("Watch *this* reply stream into the inspector. " * 3, tokens_per_s=200))
+    qtbot.addWidget(w)
+    w.show()
+    assert qloop.run_until_complete(asyncio.wait_for(w.load_model(), 60))
+    dock = w.inspector_dock
+    assert not dock.isVisible()
+    w.activateWindow()
+    qtbot.waitUntil(w.isActiveWindow)
+    w.input.setFocus()
+    qtbot.keyClick(w.input, Qt.Key.Key_I, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    qtbot.waitUntil(dock.isVisible)
+    reply = w.send("hello")
+    assert reply is not None
+    qloop.run_until_complete(_until(lambda: reply.status.final and dock.inspector.view.tl is not None
+                                    and len(dock.inspector.view.tl.painted) == reply.chunks))
+    assert reply.status is MessageStatus.DONE and dock.inspector.reply is reply
+    assert reply.chunks > 10 and "done" in dock.inspector.title.text()
+    qloop.run_until_complete(w.shutdown())
