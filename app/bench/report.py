@@ -321,8 +321,11 @@ def write_report(runs: dict[str, dict[str, Any]], out: Path, *, quick: bool = Fa
                         f"<details><summary>log</summary><pre>{_esc(run.get('log', '')[-20000:])}</pre></details>")
     figures = "".join(f"<figure><img src='{_esc(p.name)}' alt='{_esc(t)}'><figcaption>{_esc(t)}</figcaption></figure>"
                       for t, p in plots)
+    load = ""
+    if hasattr(os, "getloadavg"):   # a shared machine's load explains noisy frame figures
+        load = " · load average {:.1f} / {:.1f} / {:.1f} (1 / 5 / 15 min, at the end)".format(*os.getloadavg())
     machine = (f"{platform.platform()} · Python {platform.python_version()} · {os.cpu_count()} CPUs · "
-               f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+               f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}{load}")
     note = "<p class=missed>Quick run: small benchmarks, budgets indicative only.</p>" if quick else ""
     page = f"""<!doctype html><html><head><meta charset="utf-8"><title>Brook benchmark report</title>
 <style>body{{font-family:sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#222}}
