@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt
 from app.core.conversation import MessageStatus
 from app.engine.scripted import ScriptedEngine
 from app.ui.main_window import MainWindow
+from app.ui.message_menu import message_menu
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -38,4 +39,12 @@ def test_ctrl_shift_i_opens_the_inspector_on_the_streaming_reply(qtbot, qloop) -
                                     and len(dock.inspector.view.tl.painted) == reply.chunks))
     assert reply.status is MessageStatus.DONE and dock.inspector.reply is reply
     assert reply.chunks > 10 and "done" in dock.inspector.title.text()
+    # a second reply streams; the first one, chosen in its menu (Inspect the stream), stays shown
+    second = w.send("again")
+    assert second is not None
+    qloop.run_until_complete(_until(lambda: dock.inspector.reply is second and second.status.final))
+    actions = w.features.messages
+    menu = message_menu(reply, actions, w)
+    next(a for a in menu.actions() if a.text().startswith("Inspect the stream")).trigger()
+    assert dock.inspector.reply is reply and dock.pinned is reply
     qloop.run_until_complete(w.shutdown())
