@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 
 import pytest
 
@@ -150,3 +151,19 @@ def test_enqueued_is_when_the_put_got_its_slot_even_if_the_worker_is_slow_to_go_
     tl = snapshot(metrics)
     assert len(tl.dequeued) == 5
     assert (tl.enqueued <= tl.dequeued).all(), (tl.enqueued - tl.dequeued).tolist()
+
+
+def test_the_figures_do_not_import_numpy_ma_on_the_loop() -> None:
+    """np.percentile's first call imports numpy.ma (0.1-0.5 s of the event loop, seen by the watchdog when
+    the inspector first showed a reply); the figures compute percentiles without it."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom app.core.metrics import StreamMetrics\nfrom app.core.timeline import figures\n"
+            "m = StreamMetrics(t_request=0.0)\nm.t_slot = 0.0\n"
+            "for i in range(50):\n    m.on_produced(0.1 + i / 100, 1)\n    m.on_dequeued(0.1 + i / 100)\n"
+            "    m.on_painted(0.2 + i / 100, 1, 0.001)\n"
+            "f = figures(m)\nassert f['gap_ms_p50'] is not None\nprint('numpy.ma' in sys.modules)\n")
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=str(root))
+    assert out.stdout.strip() == "False", out.stdout + out.stderr
