@@ -281,7 +281,11 @@ class MarkdownView(QTextBrowser):
         than one block: a one-line ``<pre>`` piece's first block is also its last and carries the bottom margin,
         which a multi-line piece's first line must not (a white band between code lines)."""
         m = _LEAD_TAGS.match(html)
-        multi = html.startswith("<pre") and "\n" in html.strip()[:-6]
+        multi = False
+        if html.startswith("<pre"):
+            body = html[html.index(">") + 1 : html.rindex("</pre>")]
+            body = body[1:] if body.startswith("\n") else body      # the newline a reader drops after <pre>
+            multi = "\n" in (body[:-1] if body.endswith("\n") else body)
         key = (m.group(0) if m else "") + ("|multi" if multi else "")
         hit = self._fmt_cache.get(key)
         if hit is None:

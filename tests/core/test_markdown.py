@@ -222,7 +222,7 @@ def test_code_block_pieces() -> None:
     assert len(pieces) == 1 + 3  # header, then n + n + n/2 lines
     assert ">python<" in pieces[0] and "brook-copy:0" in pieces[0] and "<pre" not in pieces[0]
     assert all(p.startswith("<pre") for p in pieces[1:])
-    assert [p.count("\n") for p in pieces[1:]] == [n, n, n // 2]  # lines joined by \n, plus the trailing one
+    assert [p.count("\n") for p in pieces[1:]] == [n + 1, n + 1, n // 2 + 1]  # one more: the newline after <pre>
     assert "margin-bottom:8px" in pieces[-1] and "margin-bottom:8px" not in pieces[1]
     nested = render_markdown(f"> ```python\n> {code[:20]}> ```\n")
     assert PIECE not in nested and "<pre" in nested

@@ -243,3 +243,42 @@ def test_code_colours_arrive_after_the_stream_ended(qtbot) -> None:
     once.set_text(text)
     qtbot.waitUntil(lambda: not once.renderer.highlights_pending, timeout=120_000)
     assert _blocks(v) == _blocks(once)
+
+
+def _code_shown(view: MarkdownView) -> str:
+    return view.document().toPlainText()
+
+
+_BLANK_LINE_CODE = "".join(f"x{i} = {i}\n" if i % 8 else "\n" for i in range(40)) + "\n"  # blank first lines
+
+
+@pytest.mark.parametrize("name", [
+    "01_python_code.md", "02_zh_mixed.md", "03_long_table.md", "04_nested_lists.md", "05_reasoning.md",
+    "06_math.md", "07_inert_html.md", "08_fence_at_end.md", "09_unterminated.md", "blank-lines",
+])
+def test_every_code_line_is_on_screen(qtbot, corpus_dir, name) -> None:
+    """Blank lines inside code blocks vanished on screen (an HTML reader drops a newline after <pre>), while
+    Copy gave the right code. The screen must show each code block's source, streamed and one-shot."""
+    if name == "blank-lines":
+        text = f"Two functions:\n\n```python\n{_BLANK_LINE_CODE}```\n\nand\n\n```\n\n\nplain\n\n```\n"
+    else:
+        text = (corpus_dir / "answers" / name).read_text("utf-8")
+    once = MarkdownView(theme="light")
+    qtbot.addWidget(once)
+    once.set_text(text)
+    streamed = MarkdownView(theme="light")
+    qtbot.addWidget(streamed)
+    for i in range(0, len(text), 5):
+        streamed.append_text(text[i : i + 5])
+        streamed.refresh()
+    streamed.finish()
+    for view in (once, streamed):
+        _settle(qtbot, view)
+        shown = view.toPlainText()
+        codes = view.renderer.code_blocks + (view.renderer.thinking.code_blocks if view.renderer.thinking else [])
+        for code in codes:
+            assert code.rstrip("\n").strip("\n") in shown, (name, code)
+            lines = code.rstrip("\n").split("\n")
+            start = shown.find(lines[0]) if lines[0] else None
+            if start is not None and start >= 0:
+                assert shown[start:].startswith(code.rstrip("\n")), (name, code)

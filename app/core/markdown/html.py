@@ -85,14 +85,21 @@ def code_block_html(inner: str, lang: str, href: str, colors: CodeTheme, pieces:
         f"background-color:{colors.background};color:{colors.plain_color}"
     )
     if not pieces:
-        return f'{header}<pre style="{style};margin-bottom:8px">{inner}</pre>\n'
+        return f'{header}<pre style="{style};margin-bottom:8px">{_pre_body(inner)}</pre>\n'
     groups = _code_groups(inner.split("\n"))
     out = [header]
     for n, group in enumerate(groups):
         bottom = "8px" if n == len(groups) - 1 else "0"
-        body = "\n".join(group)
+        body = _pre_body("\n".join(group))
         out.append(f'<pre style="{style};margin-bottom:{bottom}">{body}</pre>\n')
     return PIECE.join(out)
+
+
+def _pre_body(text: str) -> str:
+    """``text`` (lines joined by newlines) as the content of a ``<pre>`` that shows every line: an HTML reader
+    drops a newline right after ``<pre>`` and Qt also one right before ``</pre>``, which lost a blank first or
+    last line of a piece (blank lines vanished from code on screen). So one newline is added at each end."""
+    return "\n" + text + "\n" if text.endswith("\n") or not text else "\n" + text
 
 
 def _code_groups(lines: list[str]) -> list[list[str]]:
