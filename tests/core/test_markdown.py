@@ -370,3 +370,14 @@ def test_big_tail_throttle_uses_the_injected_clock() -> None:
     assert "more" not in md.tail_html
     now[0] += 1.0
     assert md.render() is True and "more" in md.tail_html
+
+
+HAIKU = "An old silent pond\nA frog jumps into the pond—\nSplash! Silence again.\n"
+
+
+def test_single_line_breaks_are_kept() -> None:
+    out = render_markdown(f"Here is a haiku:\n\n{HAIKU}")
+    assert out.count("<br") == 2 and "An old silent pond<br" in out
+    md, _ = stream(f"Here is a haiku:\n\n{HAIKU}", 3)
+    md.finish()
+    assert md.html == out

@@ -282,3 +282,19 @@ def test_every_code_line_is_on_screen(qtbot, corpus_dir, name) -> None:
             start = shown.find(lines[0]) if lines[0] else None
             if start is not None and start >= 0:
                 assert shown[start:].startswith(code.rstrip("\n")), (name, code)
+
+
+def test_a_haiku_keeps_its_lines(qtbot) -> None:
+    text = "A haiku:\n\nAn old silent pond\nA frog jumps into the pond—\nSplash! Silence again."
+    for streamed in (False, True):
+        v = MarkdownView(theme="light")
+        qtbot.addWidget(v)
+        if streamed:
+            for i in range(0, len(text), 4):
+                v.append_text(text[i : i + 4])
+                v.refresh()
+            v.finish()
+        else:
+            v.set_text(text)
+        lines = v.toPlainText().replace("\u2028", "\n").split("\n")
+        assert lines[-3:] == ["An old silent pond", "A frog jumps into the pond—", "Splash! Silence again."]

@@ -4,7 +4,9 @@ Parsing: markdown-it-py's ``commonmark`` preset with ``html=False`` (raw HTML in
 escaped text, never interpreted) plus tables, strikethrough, task lists and dollar math (``$…$`` inline,
 ``$$…$$`` blocks; ``allow_space=False, allow_digits=False`` so "Prices like $5 and $10" stays text;
 ``allow_blank_lines=False`` so a ``$$`` block cannot cross a blank line, which :mod:`.boundaries` relies on).
-The parser is only used to make tokens; :mod:`.html` turns them into HTML.
+Single line breaks are rendered as line breaks (``breaks=True``), as GitHub comments and chat apps do: models
+write poems, addresses and informal lists with single newlines. The parser is only used to make tokens;
+:mod:`.html` turns them into HTML (with the parser's options).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ def _too_deep(state: Any, start_line: int, end_line: int, silent: bool) -> bool:
 
 def build_parser() -> MarkdownIt:
     """A new parser with Brook's syntax (see the module docstring)."""
-    md = MarkdownIt("commonmark", {"html": False})
+    md = MarkdownIt("commonmark", {"html": False, "breaks": True})
     md.enable(["table", "strikethrough"])
     md.use(tasklists_plugin)
     md.use(dollarmath_plugin, allow_space=False, allow_digits=False, allow_blank_lines=False)
