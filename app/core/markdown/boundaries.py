@@ -17,8 +17,10 @@ change them. CommonMark closes blocks line by line, so that holds when
 Re-parsing from such a boundary is equivalent to parsing the whole text (the invariant tests check it over
 every CommonMark example and the corpus, at any chunking).
 
-A partial last line that may still become a closing fence (:func:`may_close_fence`) is never shown: for a tick
-it would be a stray ``\\``` paragraph.
+A partial last line is not shown while it could still change how the lines above it render
+(:func:`holds_back`): a closing fence (for a tick it would be a stray ``\\``` paragraph), a setext underline
+(``Here are the options:`` then a partial ``-`` showed an ``<h2>`` for a tick before the list came) or a table's
+delimiter row (the paragraph above would turn into a table header and back).
 """
 
 from __future__ import annotations
@@ -32,6 +34,16 @@ from markdown_it.token import Token
 _CLOSING_PARTIAL = re.compile(r"^[ \t>]*(?:`+|~+)[ \t]*$")
 #: A complete closing fence line: up to 3 spaces, 3+ backticks or tildes, trailing blanks.
 _CLOSING_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*$")
+
+
+#: A partial line that could still re-type the lines above: a setext underline or a table delimiter row.
+_RETYPING_PARTIAL = re.compile(r"^[ \t>]*[-=|:][-=|: \t]*$")
+
+
+def holds_back(partial: str) -> bool:
+    """Whether the partial last line ``partial`` is kept off the screen until it is complete (see the module
+    docstring): it could still close a fence or re-type the block above it."""
+    return _CLOSING_PARTIAL.match(partial) is not None or _RETYPING_PARTIAL.match(partial) is not None
 
 
 def may_close_fence(partial: str) -> bool:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from markdown_it.token import Token
 
 from app.core.highlight import SegmentCache, get_theme
-from app.core.markdown.boundaries import find_boundary, may_close_fence
+from app.core.markdown.boundaries import find_boundary, holds_back
 from app.core.markdown.fences import OpenFence
 from app.core.markdown.html import HtmlRenderer, copy_href
 from app.core.markdown.parser import group_blocks, normalize, parse
@@ -337,7 +337,7 @@ class MarkdownStream:
 
     def _render_tail(self) -> None:
         partial = "".join(self._partial)
-        show_partial = bool(partial) and not may_close_fence(partial)
+        show_partial = bool(partial) and not holds_back(partial)
         src = "\n".join(self._lines) + "\n" if self._lines else ""
         if show_partial:
             src += partial

@@ -13,7 +13,7 @@ from typing import Any
 
 from markdown_it.token import Token
 
-from app.core.markdown.boundaries import may_close_fence
+from app.core.markdown.boundaries import holds_back
 from app.core.markdown.html import PIECE, TABLE_GROUP_ROWS, TABLE_WIDTH_ROWS, HtmlRenderer, TableSlice, table_layout
 from app.core.markdown.parser import group_blocks, parse
 
@@ -84,7 +84,7 @@ class OpenTable:
         with the link ``references`` known), or None when the caller must re-parse the tail."""
         done = len(self.rows)
         new = lines[2 + done :]
-        show_partial = bool(partial) and not may_close_fence(partial)
+        show_partial = bool(partial) and not holds_back(partial)
         if (
             any("$$" in line for line in new)
             or "$$" in partial
