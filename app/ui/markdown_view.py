@@ -165,8 +165,8 @@ class MarkdownView(QTextBrowser):
         if version == self._version:
             return False
         self._version = version
-        if md.thinking_restyled:
-            self._rebuild()
+        if md.thinking_restyled or (md.thinking is None and self._has_header):
+            self._rebuild()   # reasoning restyled, or it never closed and turned out to be the answer
             return True
         if md.restyled_from is not None and self._phase == "answer":
             self._restyle_from(md.restyled_from)

@@ -381,3 +381,54 @@ def test_single_line_breaks_are_kept() -> None:
     md, _ = stream(f"Here is a haiku:\n\n{HAIKU}", 3)
     md.finish()
     assert md.html == out
+
+
+def test_a_reply_that_only_closes_its_reasoning() -> None:
+    """The chat template pre-filled "<think>" (Qwen3, R1 distills): the reply only has "</think>"."""
+    text = "The user wants a greeting.\nKeep it short.\n</think>\n\nHello **there**.\n"
+    for size in (1, 3, 8):
+        md, _ = stream(text, size)
+        md.finish()
+        assert md.thinking is not None and md.thinking_done
+        assert "short" in md.thinking.html and "&lt;/think&gt;" not in md.html and "short" not in md.stable_blocks[0]
+        assert md.html == render_markdown(text)
+    assert split_thinking("a <think>b</think> c") == (None, "a <think>b</think> c", False)  # tags mid-text
+
+
+def test_an_unclosed_reasoning_section_is_the_answer_at_the_end() -> None:
+    text = "<think>\nI will just answer: **42**.\n"
+    md, _ = stream(text, 2)
+    assert md.thinking is not None and not md.thinking_done   # while streaming: reasoning
+    md.finish()
+    assert md.thinking is None and "<strong>42</strong>" in md.stable_blocks[0]
+    assert md.html == render_markdown(text) and "brook-thinking" not in md.html
+
+
+def test_reasoning_opened_by_the_template() -> None:
+    from app.core.markdown import prompt_opens_reasoning
+
+    assert prompt_opens_reasoning("<|im_start|>assistant\n<think>\n") and not prompt_opens_reasoning("assistant\n")
+    md = IncrementalMarkdown(reasoning_open=True)
+    for ch in "plan *A*\n</think>\n\nDone.":
+        md.feed(ch)
+        md.render()
+    md.finish()
+    assert md.thinking is not None and md.thinking_done and "<em>A</em>" in md.thinking.html
+    assert md.text.startswith("<think>") and md.html == render_markdown(md.text)
+    assert md.html == render_markdown("plan *A*\n</think>\n\nDone.", reasoning_open=True)
+
+
+def test_reasoning_content_apart_from_the_answer() -> None:
+    md = IncrementalMarkdown()
+    md.feed_reasoning("weigh ")
+    md.feed_reasoning("*options*")
+    md.render()
+    assert md.thinking is not None and not md.thinking_done
+    md.feed("The answer.")
+    md.finish()
+    assert md.thinking_done and "<em>options</em>" in md.thinking.html and "The answer." in md.stable_blocks[0]
+    assert md.text == "<think>weigh *options*</think>The answer." and md.html == render_markdown(md.text)
+    only = IncrementalMarkdown()
+    only.feed_reasoning("all I said")
+    only.finish()
+    assert only.thinking is None and "all I said" in only.html and only.html == render_markdown(only.text)

@@ -298,3 +298,24 @@ def test_a_haiku_keeps_its_lines(qtbot) -> None:
             v.set_text(text)
         lines = v.toPlainText().replace("\u2028", "\n").split("\n")
         assert lines[-3:] == ["An old silent pond", "A frog jumps into the pond—", "Splash! Silence again."]
+
+
+def test_reasoning_that_only_closes_folds_and_unclosed_reasoning_is_the_answer(qtbot) -> None:
+    v = MarkdownView(theme="light")
+    qtbot.addWidget(v)
+    for chunk in ["The user wants", " a greeting.\n</th", "ink>\n\nHello there."]:
+        v.append_text(chunk)
+        v.refresh()
+    text = v.toPlainText()
+    assert "▸ Thinking" in text and "Hello there." in text and "</think>" not in text and "greeting" not in text
+    u = MarkdownView(theme="light")
+    qtbot.addWidget(u)
+    u.append_text("<think>\nThe answer is 42.")
+    u.refresh()
+    assert "Thinking…" in u.toPlainText()
+    u.finish()                                             # it never closed: it was the answer
+    assert "Thinking" not in u.toPlainText() and "The answer is 42." in u.toPlainText()
+    reopened = MarkdownView(theme="light")
+    qtbot.addWidget(reopened)
+    reopened.set_text(u.renderer.text)
+    assert reopened.toPlainText() == u.toPlainText()

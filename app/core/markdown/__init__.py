@@ -10,6 +10,7 @@ The public API is :class:`IncrementalMarkdown` (streaming) and :func:`render_mar
 * :mod:`.fences`, :mod:`.tables` — fast paths for an open fence / table at the end of the stream;
 * :mod:`.thinking` — reasoning sections (``<think>…</think>``): routing and the header;
 * :mod:`.incremental` — the line buffer, the stable prefix, late link references, throttling;
+* :mod:`.reply` — :class:`IncrementalMarkdown`: a reply's reasoning and answer;
 * :mod:`.oneshot` — :func:`render_markdown`.
 """
 
@@ -24,12 +25,12 @@ from app.core.markdown.incremental import (
     BIG_TAIL_CHARS,
     BIG_TAIL_GROWTH,
     BIG_TAIL_MIN_S,
-    IncrementalMarkdown,
     MarkdownStream,
 )
 from app.core.markdown.links import is_safe_url
 from app.core.markdown.oneshot import render_markdown
-from app.core.markdown.thinking import split_thinking
+from app.core.markdown.reply import IncrementalMarkdown
+from app.core.markdown.thinking import prompt_opens_reasoning, split_thinking
 
 __all__ = [
     "BIG_TAIL_CHARS",
@@ -43,6 +44,7 @@ __all__ = [
     "IncrementalMarkdown",
     "MarkdownStream",
     "is_safe_url",
+    "prompt_opens_reasoning",
     "render_markdown",
     "split_thinking",
 ]

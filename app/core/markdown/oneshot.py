@@ -14,14 +14,15 @@ def render_blocks(text: str, theme: str, copy_prefix: str = "") -> tuple[list[st
     return HtmlRenderer(theme, copy_prefix, SegmentCache(64)).render_groups(group_blocks(tokens), 0)
 
 
-def render_markdown(text: str, theme: str = "light") -> str:
+def render_markdown(text: str, theme: str = "light", reasoning_open: bool = False) -> str:
     """Render a whole reply to Qt-compatible HTML in one go (what a finished ``IncrementalMarkdown`` gives).
 
-    ``theme`` is ``"light"`` or ``"dark"`` (``ValueError`` otherwise). A leading ``<think>…</think>`` section is
-    rendered separately as a dimmed thinking section before the answer.
+    ``theme`` is ``"light"`` or ``"dark"`` (``ValueError`` otherwise). Reasoning (see
+    :func:`~.thinking.split_thinking`, ``reasoning_open`` included) is rendered separately as a dimmed thinking
+    section before the answer.
     """
     get_theme(theme)
-    thinking, answer, done = split_thinking(text)
+    thinking, answer, done = split_thinking(text, reasoning_open)
     blocks, _ = render_blocks(answer, theme)
     out = "".join(blocks)
     if thinking is not None:

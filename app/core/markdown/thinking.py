@@ -16,20 +16,36 @@ THINK_CLOSE = "</think>"
 THINK_DIM = "#888888"
 
 
-def split_thinking(text: str) -> tuple[str | None, str, bool]:
-    """Split a reply into ``(thinking, answer, thinking_done)``.
+def split_thinking(text: str, reasoning_open: bool = False) -> tuple[str | None, str, bool]:
+    """Split a finished reply into ``(thinking, answer, thinking_done)``.
 
-    ``thinking`` is None when the reply does not start with ``<think>``. Without a closing tag all the rest is
-    reasoning and ``answer`` is "".
+    Reasoning is the text after a leading ``<think>`` (after optional whitespace) — or from the start when
+    ``reasoning_open`` (the chat template's generation prompt ended with ``<think>``) — up to ``</think>``. A
+    reply that only closes (``…</think>``: the template pre-filled the opening tag, as Qwen3 and R1 distills do)
+    has everything before ``</think>`` as reasoning (unless a ``<think>`` comes before it mid-text: then the tags
+    are plain text of the answer). A section that never closes is shown as the answer:
+    ``(None, its text, False)``. ``thinking`` is None when there is no reasoning.
     """
     stripped = text.lstrip()
-    if not stripped.startswith(THINK_OPEN):
-        return None, text, False
-    rest = stripped[len(THINK_OPEN) :]
+    if stripped.startswith(THINK_OPEN):
+        rest = stripped[len(THINK_OPEN) :]
+    elif reasoning_open:
+        rest = text
+    else:
+        end = text.find(THINK_CLOSE)
+        if end < 0 or THINK_OPEN in text[:end]:
+            return None, text, False
+        return text[:end], text[end + len(THINK_CLOSE) :], True
     end = rest.find(THINK_CLOSE)
     if end < 0:
-        return rest, "", False
+        return None, rest, False
     return rest[:end], rest[end + len(THINK_CLOSE) :], True
+
+
+def prompt_opens_reasoning(generation_prompt: str) -> bool:
+    """Whether a chat template's generation prompt (the text it appends for the assistant's turn) leaves the
+    reply inside a reasoning section: it ends with ``<think>`` (Qwen3, DeepSeek-R1 distills)."""
+    return generation_prompt.rstrip().endswith(THINK_OPEN)
 
 
 def thinking_section_html(inner_html: str, done: bool) -> str:
@@ -54,28 +70,48 @@ def thinking_header_html(expanded: bool, active: bool) -> str:
 @dataclass(frozen=True)
 class Route:
     """One step of routing: ``kind`` is ``"open"`` (reasoning starts), ``"think"`` (reasoning text),
-    ``"close"`` (reasoning ended) or ``"answer"`` (answer text); ``text`` is "" for open and close."""
+    ``"close"`` (reasoning ended), ``"answer"`` (answer text), ``"retro"`` (a ``</think>`` came with no opening
+    tag: ``text`` — everything routed to the answer so far — was reasoning, now closed) or ``"unclosed"`` (the
+    stream ended inside reasoning: ``text`` — all of it — is the answer after all)."""
 
     kind: str
     text: str = ""
 
 
+def _held(buf: str) -> int:
+    """Length of the end of ``buf`` that could be the start of ``</think>``."""
+    for n in range(min(len(THINK_CLOSE) - 1, len(buf)), 0, -1):
+        if THINK_CLOSE.startswith(buf[-n:]):
+            return n
+    return 0
+
+
 class ThinkingRouter:
     """Splits a stream into reasoning and answer; :meth:`feed` and :meth:`finish` return :class:`Route` steps.
 
-    ``detect``: False routes everything to the answer.
+    ``detect``: False routes everything to the answer. ``reasoning_open``: the reply starts inside reasoning
+    (the chat template's generation prompt ended with ``<think>``). Same split as :func:`split_thinking`.
     """
 
-    def __init__(self, detect: bool = True) -> None:
-        self.mode = "detect" if detect else "answer"  # "detect" → "think" → "answer", or "detect" → "answer"
-        self._buf = ""  # text held back: the undecided start ("detect") or a possible "</think>" start ("think")
+    def __init__(self, detect: bool = True, reasoning_open: bool = False) -> None:
+        # "detect" → "think" → "answer", "detect" → "answer" (a later "</think>" still makes it reasoning),
+        # or "answer" for good ("final")
+        self.mode = "final" if not detect else ("think" if reasoning_open else "detect")
+        self._buf = ""  # text held back: the undecided start, or a possible "</think>" start
+        self._seen: list[str] = []  # text routed so far in the current mode (for "retro" / "unclosed")
+
+    def start(self) -> list[Route]:
+        """The steps due before any text (an "open" when the reply starts inside reasoning)."""
+        return [Route("open")] if self.mode == "think" else []
 
     def feed(self, text: str) -> list[Route]:
         """Route a chunk of the reply."""
-        if self.mode == "answer":
+        if self.mode == "final":
             return [Route("answer", text)] if text else []
         if self.mode == "think":
             return self._think(text)
+        if self.mode == "answer":
+            return self._answer(text)
         buf = self._buf + text
         stripped = buf.lstrip()
         if not stripped or (len(stripped) < len(THINK_OPEN) and THINK_OPEN.startswith(stripped)):
@@ -86,32 +122,44 @@ class ThinkingRouter:
             self.mode = "think"
             return [Route("open"), *self._think(stripped[len(THINK_OPEN) :])]
         self.mode = "answer"
-        return [Route("answer", buf)]
+        return self._answer(buf)
+
+    def _answer(self, text: str) -> list[Route]:
+        """Answer text that may still turn out to be reasoning closed by a lone ``</think>``."""
+        buf = self._buf + text
+        end = buf.find(THINK_CLOSE)
+        if end >= 0:
+            before = "".join(self._seen) + buf[:end]
+            self._buf, self._seen, self.mode = "", [], "final"
+            if THINK_OPEN in before:  # tags written inside the answer (e.g. explained): plain text
+                return [Route("answer", buf)]
+            rest = buf[end + len(THINK_CLOSE) :]
+            return [Route("retro", before), *([Route("answer", rest)] if rest else [])]
+        hold = _held(buf)
+        self._buf = buf[len(buf) - hold :]
+        shown = buf[: len(buf) - hold]
+        self._seen.append(shown)
+        return [Route("answer", shown)] if shown else []
 
     def _think(self, text: str) -> list[Route]:
         buf = self._buf + text
         end = buf.find(THINK_CLOSE)
         if end >= 0:
-            self._buf = ""
-            self.mode = "answer"
+            self._buf, self._seen, self.mode = "", [], "final"
             out = [Route("think", buf[:end])] if end else []
             rest = buf[end + len(THINK_CLOSE) :]
             return [*out, Route("close"), *([Route("answer", rest)] if rest else [])]
-        hold = 0
-        for n in range(min(len(THINK_CLOSE) - 1, len(buf)), 0, -1):
-            if THINK_CLOSE.startswith(buf[-n:]):
-                hold = n
-                break
-        self._buf = buf[len(buf) - hold :] if hold else ""
+        hold = _held(buf)
+        self._buf = buf[len(buf) - hold :]
         shown = buf[: len(buf) - hold]
+        self._seen.append(shown)
         return [Route("think", shown)] if shown else []
 
     def finish(self) -> list[Route]:
-        """End of stream: what was held back. An unclosed reasoning section ends without a ``"close"`` step."""
+        """End of stream: what was held back; a reasoning section that never closed becomes the answer."""
         buf, self._buf = self._buf, ""
-        if self.mode == "detect":
-            self.mode = "answer"
-            return [Route("answer", buf)] if buf else []
         if self.mode == "think":
-            return [Route("think", buf)] if buf else []
-        return []
+            self.mode = "final"
+            return [Route("unclosed", "".join(self._seen) + buf)]
+        self.mode = "final"
+        return [Route("answer", buf)] if buf else []
