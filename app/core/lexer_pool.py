@@ -14,6 +14,7 @@ Results are kept in an LRU map shared by every renderer of the process (:func:`d
 
 from __future__ import annotations
 
+import atexit
 import html
 import multiprocessing
 import queue
@@ -79,6 +80,7 @@ class LexerPool:
         self._lock = threading.Lock()
         self._done = threading.Condition(self._lock)
         self._thread: threading.Thread | None = None
+        self._starting = threading.Lock()  # held while a worker process is being started
         self._proc: Any = None
         self._conn: Any = None
         self.completed = 0
@@ -152,7 +154,8 @@ class LexerPool:
         ctx = multiprocessing.get_context("spawn")  # never fork a process that runs Qt
         parent, child = ctx.Pipe()
         proc = ctx.Process(target=_worker_main, args=(child,), name="brook-lexer-worker", daemon=True)
-        proc.start()
+        with self._starting:  # an exit in the middle would leave the child a half-written start-up (a traceback)
+            proc.start()
         child.close()
         if not parent.poll(START_TIMEOUT_S) or parent.recv() != "ready":
             proc.kill()
@@ -206,10 +209,18 @@ _DEFAULT: LexerPool | None = None
 _DEFAULT_LOCK = threading.Lock()
 
 
+def _let_a_start_finish() -> None:
+    """At exit: wait (≤ 5 s) until no worker is being started, so the child is never left with half of its
+    start-up data (multiprocessing then ends it quietly)."""
+    if _DEFAULT is not None and _DEFAULT._starting.acquire(timeout=5):
+        _DEFAULT._starting.release()
+
+
 def default_pool() -> LexerPool:
     """The process's shared pool (created on first use; its worker starts on the first request)."""
     global _DEFAULT
     with _DEFAULT_LOCK:
         if _DEFAULT is None:
             _DEFAULT = LexerPool()
+            atexit.register(_let_a_start_finish)
         return _DEFAULT
