@@ -430,6 +430,18 @@
         <translation>新建对话 (Ctrl+N)</translation>
     </message>
     <message>
+        <source>Chats</source>
+        <translation>对话列表</translation>
+    </message>
+    <message>
+        <source>Messages</source>
+        <translation>消息</translation>
+    </message>
+    <message>
+        <source>Message to send</source>
+        <translation>要发送的消息</translation>
+    </message>
+    <message>
         <source>Send</source>
         <translation>发送</translation>
     </message>

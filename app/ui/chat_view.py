@@ -7,7 +7,7 @@ app uses; the 24 px slack absorbs a partially visible last line).
 from __future__ import annotations
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QSize, Qt, Signal
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtGui import QAccessible, QAccessibleEvent, QKeyEvent
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -157,7 +157,9 @@ class MessageWidget(QFrame):
             made = (m.metrics or {}).get("decode_tokens") or 0
             text = self.tr("cut at the token limit") if limit is None or made >= limit else \
                 self.tr("cut: the context window is full")
-        self.status.setText(text)
+        if text != self.status.text():
+            self.status.setText(text)
+            announce(self.status, text)
         if m.error:
             self.error.setText(m.error)
             self.error.show()
@@ -174,6 +176,12 @@ class MessageWidget(QFrame):
                 self.figures.setText(line)
                 self.figures.setToolTip(tip)
                 self.figures.show()
+
+
+def announce(label: QLabel, text: str) -> None:
+    """Tell assistive technology (screen readers) that ``label`` now says ``text`` (a reply's status change)."""
+    label.setAccessibleName(text)
+    QAccessible.updateAccessibility(QAccessibleEvent(label, QAccessible.Event.NameChanged))
 
 
 def format_figures(metrics: dict) -> tuple[str, str]:
