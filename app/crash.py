@@ -1,0 +1,140 @@
+"""Start-up errors and crashes, made visible: the frozen (double-clicked) app has no terminal, so what would go to
+stderr is also written to the log and shown in a dialog.
+
+- ``guarded_main(argv)`` is the frozen app's entry point (``packaging/entry.py``): it runs ``app.launcher.main``
+  and turns an exception that escapes it (even an ``ImportError`` of a broken bundle) into a log entry with the
+  traceback, a line on stderr and, when dialogs are wanted, a modal dialog naming the log file. Exit status 70.
+- ``report_startup_error(message)``: a start-up problem the user can fix (a missing model file): stderr, log,
+  and a modal dialog when wanted. Returns the exit status (2).
+- ``report_uncaught(text)``: called by the launcher's ``sys.excepthook`` after it logged the traceback; shows a
+  non-modal dialog (one at a time) when wanted. The window stays up.
+
+Dialogs are wanted when the app is frozen and not running ``--smoke-test`` (a check run by a script must never
+wait for a click); ``BROOK_ERROR_DIALOGS=1``/``0`` overrides that either way. This module imports no Qt; the
+dialog itself is ``app.ui.error_dialog``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+
+log = logging.getLogger("brook.crash")
+
+#: Exit status when an exception escapes ``main`` (BSD ``EX_SOFTWARE``).
+EXIT_CRASH = 70
+#: Exit status of a start-up error the user can fix (the launcher's usage/model errors).
+EXIT_STARTUP = 2
+LOG_NAME = "brook.log"
+
+
+def is_frozen() -> bool:
+    """True inside a PyInstaller bundle (``sys.frozen``)."""
+    return bool(getattr(sys, "frozen", False))
+
+
+def dialogs_wanted(argv: list[str] | None = None) -> bool:
+    """Whether errors are shown in a dialog: frozen and not ``--smoke-test``, unless ``BROOK_ERROR_DIALOGS`` says."""
+    forced = os.environ.get("BROOK_ERROR_DIALOGS", "").strip()
+    if forced in ("0", "1"):
+        return forced == "1"
+    args = sys.argv[1:] if argv is None else argv
+    return is_frozen() and "--smoke-test" not in args
+
+
+def log_path() -> Path:
+    """The app's log file (``<data folder>/logs/brook.log``; a temporary folder if that cannot be imported)."""
+    try:
+        from app.core.settings import log_dir
+
+        return log_dir() / LOG_NAME
+    except Exception:  # a broken bundle must still be able to say what broke
+        return Path(tempfile.gettempdir()) / f"brook-{LOG_NAME}"
+
+
+def _ensure_file_logging() -> Path:
+    """Make sure the root logger writes to ``log_path()`` (the launcher may not have set logging up yet)."""
+    path = log_path()
+    root = logging.getLogger()
+    for h in root.handlers:
+        if isinstance(h, logging.FileHandler) and Path(h.baseFilename) == path.resolve():
+            return path
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fh = logging.FileHandler(path, encoding="utf-8")
+    except OSError:
+        return path
+    fh.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root.addHandler(fh)
+    if root.level == logging.NOTSET or root.level > logging.INFO:
+        root.setLevel(logging.INFO)
+    return path
+
+
+def _stderr(text: str) -> None:
+    if sys.stderr is not None:          # None in a windowed app on Windows
+        try:
+            print(text, file=sys.stderr, flush=True)
+        except (OSError, ValueError):
+            pass
+
+
+def report_startup_error(message: str, argv: list[str] | None = None) -> int:
+    """Tell the user about a start-up problem (``message``: one or two sentences): stderr, the log, and a modal
+    dialog when ``dialogs_wanted(argv)``. Returns ``EXIT_STARTUP``."""
+    path = _ensure_file_logging()
+    log.error("start-up error: %s", message)
+    _stderr(f"brook: {message}")
+    if dialogs_wanted(argv):
+        _dialog("Brook could not start", message, None, path, wait=True)
+    return EXIT_STARTUP
+
+
+def report_uncaught(text: str) -> None:
+    """After the launcher logged an uncaught exception (``text``: its formatted traceback), show a non-modal
+    dialog naming the log when dialogs are wanted and a QApplication exists. Never raises."""
+    if not dialogs_wanted():
+        return
+    try:
+        from PySide6.QtWidgets import QApplication
+
+        if QApplication.instance() is None:
+            return
+        _dialog("Brook ran into a problem",
+                "Something went wrong. Your chats are saved; you can keep working or restart Brook.",
+                text, log_path(), wait=False)
+    except Exception:  # the error report must never raise from inside an excepthook
+        log.exception("could not show the error dialog")
+
+
+def guarded_main(argv: list[str] | None = None) -> int:
+    """Run ``app.launcher.main(argv)``; an exception that escapes it is logged with its traceback, printed, and
+    shown in a modal dialog when wanted. Returns main's exit status, or ``EXIT_CRASH`` after a crash."""
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        from app.launcher import main
+
+        return int(main(args) or 0)
+    except (SystemExit, KeyboardInterrupt):
+        raise
+    except BaseException as exc:
+        text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        path = _ensure_file_logging()
+        log.critical("Brook crashed:\n%s", text)
+        _stderr(text)
+        if dialogs_wanted(args):
+            _dialog("Brook crashed", f"Brook stopped because of an unexpected error: {exc}", text, path, wait=True)
+        return EXIT_CRASH
+
+
+def _dialog(title: str, message: str, details: str | None, path: Path, *, wait: bool) -> None:
+    try:
+        from app.ui.error_dialog import show_error_dialog
+
+        show_error_dialog(title, message, details=details, log_file=path, wait=wait)
+    except Exception:
+        log.exception("could not show the error dialog")
