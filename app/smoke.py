@@ -4,7 +4,7 @@ Sends ``SMOKE_PROMPT`` (temperature 0, seed 42, at most 200 tokens), waits for t
 ``--stop-after-ms`` after the first token), and prints one JSON line::
 
     {"model", "chunks", "ticks", "ttft_ms", "tokens_per_s", "max_stall_ms", "stopped", "chunks_after_stop",
-     "reply_chars", "code_blocks", "status"}
+     "reply_chars", "code_blocks", "status", "closed", "window_shown_at", "model_loaded_at"}
 
 ``ticks`` counts render ticks that painted new text of the reply; ``max_stall_ms`` is the longest gap between
 two firings of a 2 ms precise QTimer while the reply ran (the main loop's worst iteration, timer slack
@@ -65,12 +65,15 @@ def _fail(reason: str) -> int:
 
 async def run_smoke_test(window, load: asyncio.Future[bool], args: argparse.Namespace) -> int:
     """Drive ``window`` (a ``MainWindow``) through one reply; see the module docstring."""
+    await asyncio.sleep(0)                   # one loop turn: the window's show and first paint events ran
+    shown_at = time.time()
     try:
         ok = await asyncio.wait_for(asyncio.shield(load), SMOKE_TIMEOUT_S)
     except TimeoutError:
         return _fail(f"the model did not load within {SMOKE_TIMEOUT_S:g} s")
     if not ok:
         return _fail(f"the model did not load: {window.load_error}")
+    loaded_at = time.time()
     done: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
 
     def finished(msg: Message) -> None:
@@ -132,6 +135,8 @@ async def run_smoke_test(window, load: asyncio.Future[bool], args: argparse.Name
         "code_blocks": code_blocks,
         "status": reply.status.value,
         "closed": close_after is not None,
+        "window_shown_at": round(shown_at, 4),   # Unix time (s): the start-up benchmark subtracts its launch time
+        "model_loaded_at": round(loaded_at, 4),
     }
     if args.screenshot and close_after is None:
         window.chat.scroll_to_bottom()

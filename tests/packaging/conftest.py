@@ -1,0 +1,65 @@
+"""Fixtures of the packaging tests: one build of the bundle, tarball and .deb per test session."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD_SCRIPT = ROOT / "packaging" / "build.py"
+#: Generous limits for a shared 2-core machine (conditions, not timing checks).
+BUILD_TIMEOUT_S = 1500
+RUN_TIMEOUT_S = 600
+
+
+class FrozenRunner:
+    """Runs a frozen Brook offscreen with its data and config folders under ``tmp``."""
+
+    timeout_s = RUN_TIMEOUT_S
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.log_file = tmp / "data" / "logs" / "brook.log"
+        self.env = dict(os.environ)
+        self.env.update(QT_QPA_PLATFORM="offscreen", BROOK_DATA_DIR=str(tmp / "data"),
+                        BROOK_CONFIG_DIR=str(tmp / "config"))
+        self.env.pop("BROOK_ERROR_DIALOGS", None)
+
+    def smoke(self, executable: Path, *extra: str) -> dict:
+        """``executable --smoke-test *extra``; returns its JSON line (fails the test with the output otherwise)."""
+        proc = subprocess.run([str(executable), "--smoke-test", *extra], capture_output=True, text=True,
+                              env=self.env, timeout=self.timeout_s, cwd=self.tmp)
+        lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+        assert proc.returncode == 0 and lines, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+        return json.loads(lines[-1])
+
+
+@pytest.fixture
+def frozen(tmp_path: Path) -> FrozenRunner:
+    return FrozenRunner(tmp_path)
+
+
+@pytest.fixture(scope="session")
+def build(tmp_path_factory: pytest.TempPathFactory):
+    """Runs ``python3 packaging/build.py`` once into a temporary folder; yields its JSON summary (paths of the
+    bundle, executable, tar.gz and .deb). Removed at the end of the session (~700 MB)."""
+    try:
+        import PyInstaller  # noqa: F401
+    except ImportError:
+        pytest.skip('PyInstaller is not installed: python3 -m pip install -e ".[test]" installs it')
+    if shutil.which("dpkg-deb") is None:
+        pytest.skip("dpkg-deb is not installed (the .deb is built on Debian-based systems only)")
+    base = tmp_path_factory.mktemp("packaging")
+    proc = subprocess.run([sys.executable, str(BUILD_SCRIPT), "--dist", str(base / "dist"), "--work",
+                           str(base / "work")], cwd=ROOT, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+    assert proc.returncode == 0, f"build failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}"
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    summary["base"] = str(base)
+    yield summary
+    shutil.rmtree(base, ignore_errors=True)
