@@ -2,7 +2,8 @@
 
     python3 packaging/build.py [--dist DIR] [--work DIR] [--smoke-test] [--no-installers]
 
-1. renders the icons from ``app/resources/brook.svg`` (``packaging/make_icons.py``) into ``WORK/icons``;
+1. renders the icons from ``app/resources/brook.svg`` (``packaging/make_icons.py``) into ``WORK/icons`` and
+   compiles ``app/translations/*.ts`` to ``.qm`` (PySide6's lrelease) into ``WORK/translations``;
 2. freezes the app with PyInstaller (``packaging/brook.spec``: one folder, windowed) into ``DIST/Brook``
    (``DIST/Brook.app`` on macOS);
 3. builds the installers of this OS into ``DIST``:
@@ -56,17 +57,42 @@ def frozen_executable(dist: Path) -> Path:
     return dist / "Brook" / ("Brook.exe" if sys.platform == "win32" else "Brook")
 
 
+def compile_translations(out: Path) -> list[Path]:
+    """``app/translations/*.ts`` → ``out/*.qm`` with PySide6's ``lrelease`` (the frozen app has no lrelease)."""
+    sources = sorted((ROOT / "app" / "translations").glob("*.ts"))
+    if not sources:
+        return []
+    import PySide6
+
+    base = Path(PySide6.__file__).resolve().parent
+    tool = next((c for c in (base / "lrelease", base / "lrelease.exe", base / "Qt" / "libexec" / "lrelease")
+                 if c.is_file()), None)
+    if tool is None:
+        raise SystemExit("PySide6's lrelease was not found: the translations cannot be compiled")
+    out.mkdir(parents=True, exist_ok=True)
+    done = []
+    for ts in sources:
+        qm = out / ts.with_suffix(".qm").name
+        subprocess.run([str(tool), "-silent", str(ts), "-qm", str(qm)], check=True)
+        done.append(qm)
+    return done
+
+
 def freeze(dist: Path, work: Path, icons: Path) -> Path:
     """Run PyInstaller on ``packaging/brook.spec``; returns the bundle (``dist/Brook`` or ``dist/Brook.app``)."""
     try:
         import PyInstaller  # noqa: F401
     except ImportError:
         raise SystemExit('PyInstaller is not installed: python3 -m pip install -e ".[test]" (or pyinstaller)') from None
-    env = {**os.environ, "BROOK_ICON_DIR": str(icons)}
+    env = {**os.environ, "BROOK_ICON_DIR": str(icons), "BROOK_QM_DIR": str(work / "translations")}
     cmd = [sys.executable, "-m", "PyInstaller", "--noconfirm", "--log-level", "WARN",
            "--distpath", str(dist), "--workpath", str(work / "pyinstaller"), str(HERE / "brook.spec")]
     subprocess.run(cmd, check=True, cwd=ROOT, env=env)
-    return dist / ("Brook.app" if sys.platform == "darwin" else "Brook")
+    bundle = dist / ("Brook.app" if sys.platform == "darwin" else "Brook")
+    for qm in bundle.rglob("*.qm"):          # newer than its .ts, so app.ui.i18n uses it as it is
+        if qm.parent.name == "translations" and qm.parent.parent.name == "app":
+            os.utime(qm)
+    return bundle
 
 
 def windows_installer(bundle: Path, icons: Path, dist: Path, version: str) -> Path:
@@ -124,6 +150,7 @@ def build(dist: Path, work: Path, *, installers: bool = True, smoke: bool = Fals
     t = time.perf_counter()
     icons = work / "icons"
     make_icons(icons)
+    summary["translations"] = [p.name for p in compile_translations(work / "translations")]
     summary["seconds"]["icons"] = time.perf_counter() - t
     t = time.perf_counter()
     bundle = freeze(dist, work, icons)

@@ -1,7 +1,12 @@
 """The frozen app's entry point (``packaging/brook.spec``): ``app.launcher.main`` behind ``app.crash``'s guard,
 so a start-up failure of the double-clicked app is logged and shown in a dialog instead of vanishing."""
 
+import multiprocessing
+
 from app.crash import guarded_main
 
 if __name__ == "__main__":
+    # the highlighter's worker processes re-run this executable: PyInstaller's freeze_support dispatches them
+    # (and multiprocessing's resource tracker) before Brook's own command line is parsed
+    multiprocessing.freeze_support()
     raise SystemExit(guarded_main())

@@ -37,6 +37,8 @@ class FrozenRunner:
                               env=self.env, timeout=self.timeout_s, cwd=self.tmp)
         lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
         assert proc.returncode == 0 and lines, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+        # worker processes (the highlighter's) re-run the executable: they must not reach Brook's argument parser
+        assert "unrecognized arguments" not in proc.stderr, proc.stderr[-3000:]
         return json.loads(lines[-1])
 
 
