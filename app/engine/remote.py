@@ -237,6 +237,11 @@ class RemoteEngine:
             progress(1.0)
         log.info("connected to %s (model %s)", self.base_url, self.model)
 
+    def provenance(self) -> dict[str, Any]:
+        """Where replies come from (``app.core.provenance``'s keys): the server's API root; the chat template is
+        the server's own."""
+        return {"model_file": self.base_url, "chat_template": "the server's"}
+
     def unload(self) -> None:
         with self._lock:
             client, self._client = self._client, None

@@ -2,7 +2,7 @@
 and serve the window's model to other apps (a checkable toggle, ``BrookServer`` on the window's loop).
 
 ``ServerMenu(window)`` uses only the window's public face: ``engine`` (the current engine), ``menuBar()``,
-``switch_engine(engine)`` (a coroutine: stop, unload, load the new engine, keep the old one on failure),
+``session.switch_engine(engine)`` (a coroutine: stop, unload, load the new engine, keep the old one on failure),
 ``chat.add_notice(text, kind)`` and ``statusBar()``. API requests share the window's scheduler (the same engine
 object), so a window reply and an API request wait in FIFO order.
 """
@@ -70,10 +70,27 @@ class ServerMenu(QObject):
         self._run(self.connect(dialog.result_connection()))
 
     async def connect(self, connection: Any) -> bool:
-        """Switch the window to a ``RemoteEngine`` for ``connection``; False (old engine kept) on failure."""
-        from app.engine.remote import RemoteEngine
+        """Switch the window to a ``RemoteEngine`` for ``connection``; False (old engine kept) on failure. The
+        server is asked for its models first, so an unreachable server never costs the loaded model."""
+        from app.engine.remote import RemoteEngine, RemoteError, fetch_models
 
-        return bool(await self.w.switch_engine(RemoteEngine(connection)))
+        try:
+            await asyncio.get_running_loop().run_in_executor(None, fetch_models, connection)
+        except RemoteError as exc:
+            self._notice(f"⚠ {exc}")
+            return False
+        return bool(await self._switch(RemoteEngine(connection)))
+
+    def _notice(self, text: str) -> None:
+        self.w.chat.add_notice(text, "errorNotice")
+
+    def _switch(self, engine: Any) -> Any:
+        """The window's engine switch (its chat session's ``switch_engine``): stop, unload, load, or keep the
+        old engine with a notice when the new one fails."""
+        switch = getattr(self.w, "switch_engine", None)
+        if switch is None:
+            switch = self.w.session.switch_engine
+        return switch(engine)
 
     async def use_local(self) -> bool:
         from app.core.settings import AppSettings
@@ -85,7 +102,7 @@ class ServerMenu(QObject):
         conns.save()
         settings = getattr(self.w, "settings", None) or AppSettings()
         path = settings.model_path or bundled_model_path()
-        return bool(await self.w.switch_engine(LlamaEngine(path, n_ctx=settings.n_ctx)))
+        return bool(await self._switch(LlamaEngine(path, n_ctx=settings.n_ctx)))
 
     # serve -------------------------------------------------------------------------------------------
     def _on_serve_toggled(self, on: bool) -> None:
@@ -98,7 +115,7 @@ class ServerMenu(QObject):
         try:
             await server.start()
         except ServerError as exc:
-            self.w.chat.add_notice(f"⚠ {exc}", "errorNotice")
+            self._notice(f"⚠ {exc}")
             self.serve_action.blockSignals(True)
             self.serve_action.setChecked(False)
             self.serve_action.blockSignals(False)

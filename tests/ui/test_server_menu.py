@@ -106,3 +106,39 @@ def test_serve_toggle_explains_a_port_in_use(qtbot, qloop) -> None:
     notices = [n.text() for n in w.chat.findChildren(QLabel, "errorNotice")]
     assert any("Is another server using that port" in n for n in notices), notices
     run_on(qloop, w.shutdown())
+
+
+def test_connect_to_a_server_and_chat_through_it(qtbot, qloop) -> None:
+    """Server menu → connect: the window's engine becomes a RemoteEngine and a reply streams from the server;
+    a server that refuses keeps the engine the window had, with a notice."""
+    from app.bench.sse_server import DONE, Reply, delta_event
+    from app.core.conversation import MessageStatus
+    from app.engine.remote import RemoteConnection, RemoteEngine
+
+    def answer(req):  # type: ignore[no-untyped-def]
+        if req.path.endswith("/models"):
+            return models_reply("far-model")
+        return Reply(steps=[(delta_event("Hello from ") + delta_event("the server.") + delta_event(None, finish="stop")
+                             + DONE, 0.0)])
+
+    w = MainWindow(ScriptedEngine(tokens_per_s=0))
+    qtbot.addWidget(w)
+    w.show()
+    assert run_on(qloop, w.load_model())
+    menu = ServerMenu(w, port=0)
+    try:
+        with SSEServer(answer) as srv:
+            assert run_on(qloop, menu.connect(RemoteConnection(srv.url)))
+            assert isinstance(w.engine, RemoteEngine) and w.engine.name == "far-model"
+            reply = w.send("hi")
+            run_on(qloop, until(lambda: reply.status.final))
+            assert reply.status is MessageStatus.DONE and reply.text == "Hello from the server."
+            assert reply.provenance.get("model_file") == srv.url
+            before = w.engine
+            assert not run_on(qloop, menu.connect(RemoteConnection(f"http://127.0.0.1:{_free_port()}/v1")))
+            assert w.engine is before and before.loaded
+        notices = [n.text() for n in w.chat.findChildren(QLabel, "errorNotice")]
+        assert any("connection refused" in n for n in notices), notices
+    finally:
+        run_on(qloop, menu.shutdown())
+        run_on(qloop, w.shutdown())
