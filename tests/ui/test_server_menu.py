@@ -111,6 +111,7 @@ def test_serve_toggle_explains_a_port_in_use(qtbot, qloop) -> None:
 def test_connect_to_a_server_and_chat_through_it(qtbot, qloop) -> None:
     """Server menu → connect: the window's engine becomes a RemoteEngine and a reply streams from the server;
     a server that refuses keeps the engine the window had, with a notice."""
+    pytest.importorskip("app.core.session", reason="the window switches engines through its chat session")
     from app.bench.sse_server import DONE, Reply, delta_event
     from app.core.conversation import MessageStatus
     from app.engine.remote import RemoteConnection, RemoteEngine
