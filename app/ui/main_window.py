@@ -81,6 +81,9 @@ class MainWindow(QMainWindow, SessionListener):
         from app.ui.inspector import install_inspector  # View → Stream inspector, Ctrl+Shift+I (issue 14)
 
         self.inspector_dock = install_inspector(self, self.coalescer)
+        from app.ui.server_menu import ServerMenu  # remote servers and serving this model (issue 12)
+
+        self.server_menu = ServerMenu(self)
         self.input.setFocus()
 
     # -- building ----------------------------------------------------------------------------------------
@@ -460,6 +463,7 @@ class MainWindow(QMainWindow, SessionListener):
     # -- closing -----------------------------------------------------------------------------------------
     async def shutdown(self, join_timeout_s: float = 1.5) -> None:
         """Closing: stop every reply (saved as stopped), wait for the workers, free the model. Safe twice."""
+        await self.server_menu.shutdown()       # API replies in flight stop too
         await self.session.shutdown(join_timeout_s)
 
     def closeEvent(self, event: QCloseEvent) -> None:

@@ -85,24 +85,20 @@ class ServerMenu(QObject):
         self.w.chat.add_notice(text, "errorNotice")
 
     def _switch(self, engine: Any) -> Any:
-        """The window's engine switch (its chat session's ``switch_engine``): stop, unload, load, or keep the
-        old engine with a notice when the new one fails."""
-        switch = getattr(self.w, "switch_engine", None)
-        if switch is None:
-            switch = self.w.session.switch_engine
-        return switch(engine)
+        """The chat session's ``switch_engine``: stop, unload, load, or keep the old engine with a notice when
+        the new one fails."""
+        return self.w.session.switch_engine(engine)
 
     async def use_local(self) -> bool:
-        from app.core.settings import AppSettings
-        from app.engine.llama import LlamaEngine
+        """Back to the local model (the one in the settings, else the bundled one); the saved connections stay,
+        none is active any more."""
         from app.engine.models import bundled_model_path
 
         conns = Connections.load()
         conns.active = None
         conns.save()
-        settings = getattr(self.w, "settings", None) or AppSettings()
-        path = settings.model_path or bundled_model_path()
-        return bool(await self._switch(LlamaEngine(path, n_ctx=settings.n_ctx)))
+        path = self.w.session.settings.model_path or bundled_model_path()
+        return bool(await self.w.session.open_model(str(path)))
 
     # serve -------------------------------------------------------------------------------------------
     def _on_serve_toggled(self, on: bool) -> None:
