@@ -15,6 +15,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMenu
 
 from app.core.connections import Connections, KeyStore
 from app.server.run import DEFAULT_HOST, DEFAULT_PORT, BrookServer, ServerError
@@ -32,7 +33,13 @@ class ServerMenu(QObject):
         self.keys = KeyStore()
         self.server: BrookServer | None = None
         self._busy: asyncio.Future[Any] | None = None
-        menu = window.menuBar().addMenu(self.tr("&Server"))
+        bar = window.menuBar()
+        menu = self.menu = QMenu(self.tr("&Server"), bar)
+        actions = bar.actions()
+        if actions:
+            bar.insertMenu(actions[-1], menu)          # before Help, which stays last
+        else:
+            bar.addMenu(menu)
         self.connect_action = QAction(self.tr("Connect to a server…"), window)
         self.connect_action.triggered.connect(self.open_connection_dialog)
         menu.addAction(self.connect_action)
@@ -117,6 +124,7 @@ class ServerMenu(QObject):
             self.serve_action.blockSignals(False)
             return False
         self.server = server
+        self.serve_action.setText(self.tr("Serve this model to other apps ({0})").format(server.url))
         self.w.statusBar().showMessage(self.tr("Serving {0} at {1}").format(self.w.engine.name, server.url), 5000)
         return True
 
