@@ -70,7 +70,8 @@ def test_serve_toggle_serves_the_windows_engine_on_its_loop(qtbot, qloop) -> Non
     qtbot.addWidget(w)
     w.show()
     assert run_on(qloop, w.load_model())
-    menu = ServerMenu(w, port=0)
+    menu = w.server_menu
+    menu.port = 0
     try:
         menu.serve_action.setChecked(True)
         run_on(qloop, until(lambda: menu.server is not None and menu.server.running))
@@ -88,8 +89,13 @@ def test_serve_toggle_serves_the_windows_engine_on_its_loop(qtbot, qloop) -> Non
         run_on(qloop, until(lambda: menu.server is None and menu._busy is not None and menu._busy.done()))
         with pytest.raises(httpx.ConnectError):
             httpx.get(f"{url}/models", timeout=30)
+        menu.serve_action.setChecked(True)                # serving again; closing the window stops it
+        run_on(qloop, until(lambda: menu.server is not None and menu.server.running))
+        url = menu.server.url
+        run_on(qloop, w.shutdown())
+        with pytest.raises(httpx.ConnectError):
+            httpx.get(f"{url}/models", timeout=30)
     finally:
-        run_on(qloop, menu.shutdown())
         run_on(qloop, w.shutdown())
 
 
