@@ -138,5 +138,8 @@ class ServerMenu(QObject):
             self.serve_action.blockSignals(False)
 
     async def shutdown(self) -> None:
-        """Closing the window: stop serving (replies in flight stop within one token)."""
-        await self.stop_serving()
+        """Closing the window: stop serving (replies in flight stop within one token). Touches no Qt object:
+        the window's widgets may already be gone."""
+        server, self.server = self.server, None
+        if server is not None:
+            await server.stop()
