@@ -86,6 +86,14 @@ def chat_markdown(chat: dict[str, Any]) -> str:
             if rows:
                 out += ["", "<details><summary>Provenance</summary>", "",
                         *(f"- {k}: {v}" for k, v in rows), "", "</details>"]
+            others = (m.get("versions") or {}).get("others") or []
+            if others:
+                shown = (m.get("versions") or {}).get("shown", len(others))
+                out += ["", f"<details><summary>Other versions of this reply ({len(others)}; this one is "
+                        f"{shown + 1} of {len(others) + 1})</summary>"]
+                for v in others:
+                    out += ["", f"*{_when(v.get('created') or 0)} · {v.get('status', '')}*", "", v.get("content") or ""]
+                out += ["", "</details>"]
     return "\n".join(out)
 
 

@@ -68,6 +68,7 @@ def test_markdown_has_messages_and_provenance(tmp_path: Path) -> None:
     for row in ("- SHA-256: " + "ab" * 32, "- seed: 42", "- TTFT: 80 ms", "- tokens/s: 41.2", "- stop reason: stop",
                 "- chat template: GGUF tokenizer.chat_template", "- model file: SmolLM2.gguf"):
         assert row in md
+    assert "Other versions of this reply (1; this one is 2 of 2)" in md and "an earlier reply" in md
 
 
 @pytest.mark.parametrize("doc, words", [
