@@ -98,9 +98,34 @@ def test_raising_the_limit_lets_waiters_in_and_lowering_it_drains() -> None:
     run(main())
 
 
-def test_bad_limit() -> None:
-    with pytest.raises(ValueError):
+def test_bad_limit_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="^limit must be ≥ 1$"):
         FairScheduler(0)
+    sched = FairScheduler(2)
+    with pytest.raises(ValueError, match="^limit must be ≥ 1$"):
+        sched.limit = 0
+    assert sched.limit == 2                 # unchanged
+
+
+def test_a_slot_says_whether_it_was_released() -> None:
+    async def main() -> None:
+        sched = FairScheduler(1)
+        slot = await sched.acquire()
+        assert slot.released is False
+        slot.release()
+        assert slot.released is True and sched.active == 0
+    run(main())
+
+
+def test_scheduler_for_an_engine_without_a_usable_limit_serves_one_at_a_time() -> None:
+    class Bare:                              # no max_concurrency at all
+        pass
+
+    class Zero:
+        max_concurrency = 0                  # nonsense: treated as 1, never as "no limit"
+
+    assert scheduler_for(Bare()).limit == 1
+    assert scheduler_for(Zero()).limit == 1
 
 
 def test_scheduler_for_is_one_per_engine_with_its_concurrency() -> None:

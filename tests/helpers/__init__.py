@@ -8,6 +8,7 @@ guard.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
@@ -17,7 +18,8 @@ T = TypeVar("T")
 #: The repository root (the folder holding ``app/`` and ``tests/``).
 ROOT = Path(__file__).resolve().parents[2]
 #: The shared test corpus beside the checkout (``../shared/corpus``): CommonMark examples and model answers.
-CORPUS = ROOT.parent / "shared" / "corpus"
+#: ``BROOK_CORPUS`` points elsewhere (mutation testing runs the tests from a copy in ``mutants/``).
+CORPUS = Path(os.environ.get("BROOK_CORPUS") or ROOT.parent / "shared" / "corpus")
 #: The corpus's realistic model answers (``*.md``); empty when the corpus is absent.
 ANSWERS = sorted((CORPUS / "answers").glob("*.md")) if CORPUS.is_dir() else []
 
