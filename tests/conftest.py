@@ -19,7 +19,8 @@ GUI_FOLDERS = ("ui", "e2e")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark ``gui`` every test that uses a Qt fixture or lives in a GUI folder."""
+    """Mark ``gui`` every test that uses a Qt fixture or lives in a GUI folder; under mutation testing of one
+    module, keep only that module's fast tests (see :func:`_mutation_tests`)."""
     tests_dir = Path(__file__).resolve().parent
     for item in items:
         try:
@@ -28,6 +29,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             folder = ""
         if GUI_FIXTURES & set(getattr(item, "fixturenames", ())) or folder in GUI_FOLDERS:
             item.add_marker(pytest.mark.gui)
+    keep = _mutation_tests(tests_dir.parent)
+    if keep is not None:
+        chosen = [i for i in items if i.path.resolve().relative_to(tests_dir.parent).as_posix() in keep]
+        config.hook.pytest_deselected(items=[i for i in items if i not in chosen])
+        items[:] = chosen
+
+
+def _mutation_tests(root: Path) -> set[str] | None:
+    """The test files of one module's mutation run: ``BROOK_MUTATE=app.core.stream`` picks the list of
+    ``[tool.brook.mutation]`` in pyproject.toml (``BROOK_MUTATE_TESTS=a.py,b.py`` names files directly);
+    None (every test) when neither is set."""
+    files = os.environ.get("BROOK_MUTATE_TESTS")
+    if files:
+        return {f.strip() for f in files.split(",") if f.strip()}
+    module = os.environ.get("BROOK_MUTATE")
+    if not module:
+        return None
+    import tomllib
+
+    table = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["brook"]["mutation"]
+    if module not in table:
+        raise pytest.UsageError(f"BROOK_MUTATE={module}: not in [tool.brook.mutation] ({', '.join(table)})")
+    return set(table[module])
 
 
 @pytest.fixture(scope="session")

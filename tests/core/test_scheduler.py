@@ -99,10 +99,10 @@ def test_raising_the_limit_lets_waiters_in_and_lowering_it_drains() -> None:
 
 
 def test_bad_limit_is_a_clear_error() -> None:
-    with pytest.raises(ValueError, match="^limit must be ≥ 1$"):
+    with pytest.raises(ValueError, match=r"^limit must be ≥ 1$"):
         FairScheduler(0)
     sched = FairScheduler(2)
-    with pytest.raises(ValueError, match="^limit must be ≥ 1$"):
+    with pytest.raises(ValueError, match=r"^limit must be ≥ 1$"):
         sched.limit = 0
     assert sched.limit == 2                 # unchanged
 
