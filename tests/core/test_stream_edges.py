@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -137,3 +138,104 @@ def test_tune_switch_interval() -> None:
         assert sys.getswitchinterval() == 0.002
     finally:
         sys.setswitchinterval(before)
+
+
+def test_ids_metrics_and_the_worker_thread() -> None:
+    from app.core.metrics import StreamMetrics
+    from app.core.stream import live_streams
+
+    m = StreamMetrics()
+    given = TokenStream(producer_of(["a"]), generation_id=7, metrics=m)
+    assert given.generation_id == 7 and given.metrics is m
+    a, b = TokenStream(producer_of(["a"])), TokenStream(producer_of(["b"]))
+    assert a.generation_id != b.generation_id and isinstance(a.generation_id, int)
+    run(a.wait_closed())                                   # never started: returns at once
+    gate = threading.Event()
+
+    def held(stop: threading.Event) -> Iterator[Chunk]:
+        gate.wait()
+        yield Chunk("x")
+
+    async def main() -> None:
+        s = TokenStream(held)
+        s.start()
+        with pytest.raises(RuntimeError, match="already started"):
+            s.start()
+        assert s in live_streams()
+        worker = next(t for t in threading.enumerate() if t.name == f"brook-decode-{s.generation_id}")
+        assert worker.daemon                               # a stuck prefill never keeps the process alive
+        gate.set()
+        assert [tc.chunk.text async for tc in s] == ["x"]
+        await s.wait_closed()
+        assert s not in live_streams()
+    run(main())
+
+
+def _deliver(chunks: list[Chunk], maxsize: int = 8) -> tuple[list[Chunk], TokenStream]:
+    async def main() -> tuple[list[Chunk], TokenStream]:
+        stream = TokenStream(lambda stop: iter(chunks), maxsize=maxsize)
+        stream.start()
+        out = [tc.chunk async for tc in stream]
+        await stream.wait_closed()
+        return out, stream
+    return run(main())
+
+
+def test_decoded_and_repaired_chunks_keep_their_token_count_and_stop_reason() -> None:
+    out, _ = _deliver([Chunk("", 2, None, "中".encode()[:2]), Chunk("x", 3, "length", "中".encode()[2:]),
+                       Chunk("a\ud800b", 4, "stop")])
+    assert [(c.text, c.n_tokens, c.finish_reason) for c in out] == [("", 2, None), ("x中", 3, "length"),
+                                                                   ("a\ufffdb", 4, "stop")]
+
+
+def test_the_cut_off_tail_is_one_replacement_character_of_no_token() -> None:
+    out, stream = _deliver([Chunk("ok", 1, None, b"\xe4")])
+    assert [(c.text, c.n_tokens, c.finish_reason) for c in out] == [("ok", 1, None), ("\ufffd", 0, None)]
+    assert list(stream.metrics.chars) == [2, 1]           # characters per enqueued chunk, the tail's too
+
+
+def test_enqueue_figures_of_a_queue_that_never_fills() -> None:
+    out, stream = _deliver([Chunk("abc"), Chunk("de")], maxsize=8)
+    m = stream.metrics
+    assert list(m.chars) == [3, 2] and m.backpressure_wait_s == 0 and m.backpressure_waits == 0
+    assert len(out) == 2
+
+
+def test_queue_counts_and_the_time_a_put_waited() -> None:
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        with pytest.raises(ValueError, match=r"^maxsize must be ≥ 1$"):
+            ChunkQueue(0, loop)
+        q = ChunkQueue(1, loop)
+        assert q.high_water == 0 and q.wakeups == 0 and not q.closed
+        for expected in (1, 2):                            # each put that finds the consumer waiting wakes it once
+            waiting = asyncio.ensure_future(q.get())
+            await asyncio.sleep(0)
+            assert q.put(expected) == (1, 0.0)
+            assert await waiting == expected and q.wakeups == expected
+        assert q.high_water == 1
+        q.put("full")
+        t0 = time.perf_counter()
+        waited: list[float] = []
+        th = threading.Thread(target=lambda: waited.append(q.put("more")[1]))
+        th.start()
+        await asyncio.sleep(0.05)
+        assert await q.get() == "full"                    # frees the place the worker waits for
+        th.join()
+        elapsed = time.perf_counter() - t0
+        assert 0 < waited[0] <= elapsed                   # the wait it reports is a part of what really passed
+        assert await q.get() == "more"
+    run(main())
+
+
+def test_get_batch_after_anext_gives_the_rest_of_that_batch() -> None:
+    async def main() -> list[list[str]]:
+        stream = TokenStream(producer_of(["a", "b", "c"]), maxsize=8)
+        stream.start()
+        while stream.queue_depth < 4:                      # three chunks and the end, in one batch
+            await asyncio.sleep(0.005)
+        first = await stream.__anext__()
+        rest = await stream.get_batch()
+        await stream.wait_closed()
+        return [[first.chunk.text], [c.text for c in rest or []]]
+    assert run(main()) == [["a"], ["b", "c"]]
