@@ -86,3 +86,31 @@ def test_a_budget_that_runs_out_after_the_first_token_is_a_total_timeout() -> No
                  settings=StreamSettings(first_token_timeout_s=2.0, total_timeout_s=2.5)))
     assert reply.status is MessageStatus.TIMED_OUT and reply.text          # tokens came, then time ran out
     assert reply.error is not None and "total timeout" in reply.error and "2.5 s" in reply.error
+
+
+class Hashing(Plain):
+    """An engine whose model-file hash becomes known while a reply streams (hashed in the background)."""
+
+    def __init__(self, pieces: list[str]) -> None:
+        super().__init__(pieces)
+        self.calls = 0
+
+    def provenance(self) -> dict:
+        self.calls += 1
+        facts = {"model_file": "m.gguf"}
+        if self.calls > 1:
+            facts["model_sha256"] = "ab" * 32
+        return facts
+
+
+def test_a_model_hash_known_by_the_end_of_the_reply_is_recorded() -> None:
+    c, reply = chat()
+    e = Hashing(["x"])
+    run(generate(e, FairScheduler(), c, reply, GenerationParams(seed=1)))
+    assert reply.provenance is not None
+    assert reply.provenance["model_file"] == "m.gguf" and reply.provenance["model_sha256"] == "ab" * 32
+    assert e.calls == 2
+    again = c.add(Message(Role.ASSISTANT))
+    run(generate(e, FairScheduler(), c, again, GenerationParams(seed=1)))
+    assert again.provenance is not None and again.provenance["model_sha256"] == "ab" * 32
+    assert e.calls == 3                                   # known from the start: not asked again at the end
