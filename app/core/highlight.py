@@ -67,6 +67,8 @@ class CodeTheme:
     math_color: str
     muted: str
     link: str
+    button_background: str
+    quote_bar: str
 
 
 THEMES: dict[str, CodeTheme] = {
@@ -82,6 +84,8 @@ THEMES: dict[str, CodeTheme] = {
         math_color="#0b3d91",
         muted="#6e7781",
         link="#0969da",
+        button_background="#d0d7de",
+        quote_bar="#d0d7de",
     ),
     "dark": CodeTheme(
         name="dark",
@@ -95,6 +99,8 @@ THEMES: dict[str, CodeTheme] = {
         math_color="#a5d6ff",
         muted="#8b949e",
         link="#58a6ff",
+        button_background="#30363d",
+        quote_bar="#3d444d",
     ),
 }
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import re
 
-from PySide6.QtCore import QSize, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QEvent, QSize, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QColor,
     QDesktopServices,
@@ -98,7 +98,8 @@ def palette_theme(palette: QPalette | None = None) -> str:
 class MarkdownView(QTextBrowser):
     """Read-only rich-text view of one message, patched incrementally while the reply streams.
 
-    ``theme`` is ``"light"``, ``"dark"`` or None (follow the application palette at construction).
+    ``theme`` is ``"light"``, ``"dark"`` or None (follow the palette, also when it changes while the app runs).
+    The view has no background of its own: it shows the bubble it sits in.
     The height follows the document (no vertical scroll bar): :meth:`heightForWidth` is the document height
     and :attr:`heightChanged` (pixels) is emitted when it changes, so the view sits in a scroll area of messages.
     """
@@ -114,6 +115,7 @@ class MarkdownView(QTextBrowser):
 
     def __init__(self, parent: QWidget | None = None, *, theme: str | None = None) -> None:
         super().__init__(parent)
+        self._follow_palette = theme is None
         self.theme = theme or palette_theme(self.palette())
         self.renderer = self._new_renderer()
         self._hl_timer = QTimer(self)
@@ -124,6 +126,8 @@ class MarkdownView(QTextBrowser):
         self.setOpenExternalLinks(False)
         self.setReadOnly(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setStyleSheet("QTextBrowser { background: transparent; }")   # no lighter box in a dark bubble
+        self.viewport().setAutoFillBackground(False)
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setLineWrapMode(QTextBrowser.LineWrapMode.WidgetWidth)
@@ -205,6 +209,27 @@ class MarkdownView(QTextBrowser):
         self._rebuild()
         if self.renderer.highlights_pending:
             self._hl_timer.start()
+
+    def set_theme(self, theme: str) -> None:
+        """Show the message in ``"light"`` or ``"dark"`` colours (re-renders it; a streaming reply goes on)."""
+        if theme == self.theme:
+            return
+        old = self.renderer
+        self.theme = theme
+        self.renderer = self._new_renderer()
+        if old.text:
+            self.renderer.feed(old.text)
+        if old.finished:
+            self.renderer.finish()
+        else:
+            self.renderer.render()
+        self._rebuild()
+
+    def changeEvent(self, event: QEvent) -> None:
+        """Follow a live switch of the system theme (light ↔ dark) when no theme was given."""
+        super().changeEvent(event)
+        if self._follow_palette and event.type() == QEvent.Type.PaletteChange:
+            self.set_theme(palette_theme(self.palette()))
 
     def _new_renderer(self) -> IncrementalMarkdown:
         return IncrementalMarkdown(theme=self.theme, pool=self.lexer_pool())
@@ -311,6 +336,9 @@ class MarkdownView(QTextBrowser):
         if _DIRECT.match(html):
             if after_table:
                 cursor.setBlockFormat(QTextBlockFormat())
+            elif cursor.currentList() is not None:
+                # right after a list, a list's first item would join the last item ("☐ todoplain")
+                cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
             cursor.insertHtml(html)  # lists and tables start a new block by themselves
             return
         block_fmt, char_fmt = self._block_formats(html)

@@ -233,7 +233,7 @@ def test_code_highlight_is_inline_styled_and_themed() -> None:
     dark = render_markdown("```python\ndef f():\n    return 1\n```\n", theme="dark")
     assert 'style="color' in light and "class=" not in light
     assert light != dark
-    assert ">python<" in light and ">Copy</a>" in light
+    assert ">python<" in light and "Copy&nbsp;</a>" in light and "text-decoration:none" in light  # a button
 
 
 def test_thinking_is_routed_to_a_nested_renderer() -> None:

@@ -319,3 +319,45 @@ def test_reasoning_that_only_closes_folds_and_unclosed_reasoning_is_the_answer(q
     qtbot.addWidget(reopened)
     reopened.set_text(u.renderer.text)
     assert reopened.toPlainText() == u.toPlainText()
+
+
+def test_task_items_show_a_box_and_no_bullet_and_quotes_a_bar(qtbot) -> None:
+    from PySide6.QtGui import QTextListFormat
+
+    v = MarkdownView(theme="light")
+    qtbot.addWidget(v)
+    v.set_text("- [x] done\n- [ ] todo\n\n* plain\n\n> quoted *words*\n")  # "*": a list of its own
+    styles = {}
+    b = v.document().begin()
+    while b.isValid():
+        if b.textList() is not None:
+            styles[b.text()] = b.textList().format().style()
+        b = b.next()
+    assert styles["☑ done"] == styles["☐ todo"] == QTextListFormat.Style.ListStyleUndefined   # no bullet
+    assert styles["plain"] == QTextListFormat.Style.ListDisc
+    cursor = QTextCursor(v.document())
+    cursor.setPosition(v.toPlainText().index("quoted"))
+    table = cursor.currentTable()
+    assert table is not None                                  # the quote sits in a table …
+    bar = table.cellAt(0, 0)
+    assert bar.format().background().color().name() == "#d0d7de" and bar.firstCursorPosition().block().text() == ""
+
+
+def test_the_view_follows_a_live_theme_switch(qtbot) -> None:
+    from PySide6.QtGui import QColor, QPalette
+
+    v = MarkdownView()                                        # follows the palette
+    qtbot.addWidget(v)
+    light = QPalette(QColor("#f0f0f0"))
+    dark = QPalette(QColor("#202020"))
+    v.setPalette(light)
+    v.set_text("Some `code` here.\n\n```python\nx = 1\n```\n")
+    assert v.theme == "light"
+    v.append_text  # noqa: B018 - the API used while a reply streams stays usable after a switch
+    v.setPalette(dark)
+    assert v.theme == "dark" and v.renderer.theme == "dark"
+    assert "#0d1117" in v.renderer.html and "x = 1" in v.toPlainText()
+    fixed = MarkdownView(theme="light")                        # an explicit theme stays
+    qtbot.addWidget(fixed)
+    fixed.setPalette(dark)
+    assert fixed.theme == "light"

@@ -78,7 +78,8 @@ def code_block_html(inner: str, lang: str, href: str, colors: CodeTheme, pieces:
         f'<tr><td style="color:{colors.header_color}">'
         f'<span style="font-family:{MONO};font-size:small">{label}</span></td>'
         f'<td align="right" style="font-size:small">'
-        f'<a href="{href}" style="color:{colors.link}">Copy</a></td></tr></table>\n'
+        f'<a href="{href}" style="color:{colors.link};background-color:{colors.button_background};'
+        f'text-decoration:none">&nbsp;⧉ Copy&nbsp;</a></td></tr></table>\n'
     )
     style = (
         f"font-family:{MONO};white-space:pre-wrap;margin-top:0;margin-left:10px;margin-right:0;"
@@ -408,4 +409,19 @@ class HtmlRenderer(RendererHTML):
     # -- quotes ------------------------------------------------------------------------------------------
 
     def blockquote_open(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
-        return f'<blockquote style="color:{self.colors.muted}">\n'
+        # Qt's rich text has no left border: the bar is a narrow tinted first cell of a one-row table
+        return (
+            f'<table width="100%" cellspacing="0" cellpadding="0" border="0" style="margin-top:4px;'
+            f'margin-bottom:6px"><tr><td width="3" bgcolor="{self.colors.quote_bar}"></td>'
+            f'<td style="padding-left:10px;color:{self.colors.muted}">\n'
+        )
+
+    def blockquote_close(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+        return "</td></tr></table>\n"
+
+    # -- lists -------------------------------------------------------------------------------------------
+
+    def bullet_list_open(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+        if "contains-task-list" in str(tokens[idx].attrGet("class") or ""):
+            return '<ul style="list-style-type:none">\n'  # the box is the marker: no bullet as well
+        return self.renderToken(tokens, idx, options, env)
