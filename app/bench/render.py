@@ -12,8 +12,10 @@ What it measures, all in one run (the machines are shared and noisy, so comparis
    here (median over the window and over repeated runs). Budget ≤ 1.5.
 2. **Against a naive renderer.** ``render_markdown(text_so_far)`` per tick near 20,000 tokens, same run:
    ``speedup_vs_naive_at_20k`` = naive median ÷ incremental median.
-3. **Frames in Qt.** Offscreen (``QT_QPA_PLATFORM=offscreen`` unless set), a
-   :class:`~app.ui.markdown_view.MarkdownView` in a scroll area receives the reply at 2,000 tokens/s; a
+3. **Frames in Qt.** Offscreen (``QT_QPA_PLATFORM=offscreen`` unless set), the reply's
+   :class:`~app.ui.markdown_view.MarkdownView` inside the real chat view (``app.ui.chat_view.ChatView``) with the
+   window's stylesheet receives the reply at 2,000 tokens/s (``height_clones``: heights asked at another width
+   than the shown one, each a document clone); a
    ``QTimer`` of 16 ms appends what is due and calls ``refresh()``. The intervals between ticks give
    ``frame_interval_ms_p99`` and ``frame_interval_ms_max`` (budgets ≤ 20 and ≤ 50).
 
@@ -29,6 +31,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from app.core.markdown import IncrementalMarkdown, render_markdown
 
@@ -150,7 +153,7 @@ def measure_frames(text: str, tokens_per_s: float = 2000.0, tick_ms: int = 16, *
     """
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtCore import QEventLoop, Qt, QTimer
-    from PySide6.QtWidgets import QApplication, QScrollArea
+    from PySide6.QtWidgets import QApplication
 
     from app.ui.markdown_view import MarkdownView
 
@@ -158,15 +161,32 @@ def measure_frames(text: str, tokens_per_s: float = 2000.0, tick_ms: int = 16, *
     from app.core.highlight import warm_up
 
     warm_up()  # as the app does while the model loads: lexers are built before the first reply
-    area = QScrollArea()
-    area.setWidgetResizable(True)
-    # A scroll bar that appears later would change the width: a full re-layout of the whole document.
-    area.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
+    # the reply inside the real chat view, with the window's real stylesheet (margins, borders), as in the app:
+    # the message list lays the reply out, follows the bottom, and asks its height each tick
+    import app.ui.markdown_view as markdown_view
+    from app.core.conversation import Message, MessageStatus, Role
+    from app.ui.chat_view import ChatView
+    from app.ui.style import apply_style
+
+    area = ChatView()
+    apply_style(area)
     area.resize(900, 700)
-    view = MarkdownView(theme="light")
-    area.setWidget(view)
     area.show()
-    view.heightChanged.connect(lambda _h: area.verticalScrollBar().setValue(area.verticalScrollBar().maximum()))
+    area.add(Message(Role.USER, "Show me code, tables and lists."))
+    widget = area.add(Message(Role.ASSISTANT, status=MessageStatus.GENERATING, model="bench"))
+    view = widget.view
+    assert isinstance(view, MarkdownView)
+    clones = [0]                   # heights asked at another width than the shown one: a document clone each
+    real_hfw = markdown_view.height_for_width
+
+    def counting_hfw(v: Any, width: int, probes: dict[int, int], lay_out_unset: bool = True) -> int:
+        if v is view and width not in probes and v.document().characterCount() > 1:
+            margins = v.contentsMargins()
+            if v.document().textWidth() != max(1, width - margins.left() - margins.right()):
+                clones[0] += 1
+        return real_hfw(v, width, probes, lay_out_unset)
+
+    markdown_view.height_for_width = counting_hfw
     from app.core.metrics import StreamMetrics
 
     metrics = StreamMetrics()
@@ -242,6 +262,7 @@ def measure_frames(text: str, tokens_per_s: float = 2000.0, tick_ms: int = 16, *
     view.refresh()
     ok = view.renderer.html == render_markdown(text, theme="light")
     area.close()
+    markdown_view.height_for_width = real_hfw
     refreshes = 0
     extra: dict[str, float] = {}
     if panel is not None:
@@ -265,6 +286,7 @@ def measure_frames(text: str, tokens_per_s: float = 2000.0, tick_ms: int = 16, *
         "refresh_ms_p99": sorted(refresh_ms)[int(0.99 * (len(refresh_ms) - 1))],
         "frames": len(intervals),
         "final_html_equals_one_shot": ok,
+        "height_clones": clones[0],
         **extra,
     }
 

@@ -71,6 +71,11 @@ class AppSettings:
     #: event-loop watchdog: warn when the loop has not turned for longer than this (ms); 0 = off
     watchdog_threshold_ms: float = 100.0
     idle_unload_minutes: float = 0.0   # unload the model after this long without a reply; 0 = never
+    #: the window as it was closed: the chat shown, the window geometry (Qt's saveGeometry, base64) and the
+    #: sidebar width (px; 0 = collapsed), so a restart opens where the person left off
+    last_conversation_id: int | None = None
+    window_geometry: str = ""
+    sidebar_width: int = 220
 
     @classmethod
     def load(cls, path: Path | None = None) -> AppSettings:
@@ -124,7 +129,7 @@ _RANGES: dict[str, tuple[float, float]] = {
     "temperature": (0.0, 5.0), "top_p": (0.0, 1.0), "top_k": (0, 100000), "repeat_penalty": (0.0, 10.0),
     "max_tokens": (1, 1 << 20), "seed": (0, (1 << 32) - 1), "min_p": (0.0, 1.0), "n_threads": (1, 1024),
     "n_gpu_layers": (-1, 100000), "watchdog_threshold_ms": (0.0, 60000.0),
-    "idle_unload_minutes": (0.0, 7 * 24 * 60.0),
+    "idle_unload_minutes": (0.0, 7 * 24 * 60.0), "sidebar_width": (0, 4000),
 }
 
 

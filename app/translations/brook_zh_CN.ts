@@ -478,6 +478,22 @@
         <translation>删除对话</translation>
     </message>
     <message>
+        <source>&amp;Undo delete chat</source>
+        <translation>撤销删除对话(&amp;U)</translation>
+    </message>
+    <message>
+        <source>Show &amp;sidebar</source>
+        <translation>显示侧边栏(&amp;S)</translation>
+    </message>
+    <message>
+        <source>Deleted “%1” — Undo with Ctrl+Shift+Z</source>
+        <translation>已删除“%1”——按 Ctrl+Shift+Z 撤销</translation>
+    </message>
+    <message>
+        <source>Restored “%1”</source>
+        <translation>已恢复“%1”</translation>
+    </message>
+    <message>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>

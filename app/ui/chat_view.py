@@ -1,40 +1,44 @@
-"""The message list: one widget per message in a scroll area that follows the stream.
+"""The message list: a virtual list that only keeps widgets for the messages in or near the viewport.
 
-The view sticks to the bottom while the user is there and stays put once they scroll up (the rule every chat
-app uses; the 24 px slack absorbs a partially visible last line).
+Why widgets and not a ``QListView`` delegate: measured here (``/tmp``-free: ``python -m app.bench history``), a
+reply's ``MarkdownView.set_text`` costs 1.5-10 ms for typical answers against 0.4-0.7 ms for painting a cached
+``QTextDocument`` — but a widget keeps every interaction for free (selection, links, Copy buttons, the Thinking
+fold, keyboard navigation inside a message, the streaming reply's incremental patching). Making only the few
+visible messages widgets removes the cost that grew with the chat (every message laid out at once); the
+per-message difference is paid only for messages that scroll into view.
+
+- Each message is an ``_Item`` with its heights cached per width (measured once with the widget; estimated from
+  the text length until then). Positions are prefix sums of the heights.
+- ``show_conversation`` lays out the last screen first: only the messages at the bottom get widgets.
+- Widgets of messages more than one screen away are dropped; a streaming reply's widget is always kept.
+- Follow-the-bottom: the view sticks to the bottom while the user is there and stays put once they scroll up
+  (the 24 px slack absorbs a partly visible last line). When a message above the viewport gets its real height,
+  the scroll position moves with it so that what is on screen does not jump.
+- Wide windows: messages sit in a centred column at most ``MAX_READING_WIDTH`` px wide.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QSize, Qt, Signal
-from PySide6.QtGui import QAccessible, QAccessibleEvent, QKeyEvent
-from PySide6.QtWidgets import (
-    QFrame,
-    QHBoxLayout,
-    QLabel,
-    QPlainTextEdit,
-    QScrollArea,
-    QSizePolicy,
-    QTextBrowser,
-    QVBoxLayout,
-    QWidget,
-)
+import bisect
+from dataclasses import dataclass, field
 
-from app.core.attachments import split_attachments
-from app.core.conversation import Conversation, Message, MessageStatus, Role
-from app.ui.markdown_view import MarkdownView, height_for_width
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeyEvent, QResizeEvent
+from PySide6.QtWidgets import QAbstractScrollArea, QFrame, QLabel, QPlainTextEdit, QSizePolicy, QWidget
+
+from app.core.conversation import Conversation, Message, Role
+from app.ui.message_widget import STATUS_TEXT, MessageWidget, PlainTextView, format_figures
+
+__all__ = ["STATUS_TEXT", "ChatInput", "ChatView", "MessageWidget", "PlainTextView", "format_figures"]
 
 STICK_SLACK_PX = 24
-
-STATUS_TEXT = {
-    MessageStatus.WAITING: QT_TRANSLATE_NOOP("MessageStatus", "waiting for the model…"),
-    MessageStatus.PREFILL: QT_TRANSLATE_NOOP("MessageStatus", "reading the prompt…"),
-    MessageStatus.GENERATING: QT_TRANSLATE_NOOP("MessageStatus", "generating…"),
-    MessageStatus.DONE: "",
-    MessageStatus.STOPPED: QT_TRANSLATE_NOOP("MessageStatus", "stopped"),
-    MessageStatus.TIMED_OUT: QT_TRANSLATE_NOOP("MessageStatus", "timed out"),
-    MessageStatus.ERROR: QT_TRANSLATE_NOOP("MessageStatus", "error"),
-}
+#: Widest the message column gets (px): lines of ~90-100 characters, comfortable to read.
+MAX_READING_WIDTH = 900
+MARGIN_X, MARGIN_Y, SPACING = 16, 12, 10
+#: Indents that tell the two sides apart (px, at most a fifth / a tenth of the column).
+USER_INDENT, REPLY_INDENT = 80, 24
+#: Messages this close to the viewport (px) get their widgets before they scroll in.
+OVERSCAN_PX = 120
 
 
 class ChatInput(QPlainTextEdit):
@@ -64,240 +68,287 @@ class ChatInput(QPlainTextEdit):
         super().keyPressEvent(e)
 
 
-class PlainTextView(QTextBrowser):
-    """The user's own words, shown exactly as typed (no markdown), selectable, as tall as its text.
+@dataclass(eq=False)
+class _Item:
+    message: Message | None = None
+    notice: tuple[str, str] | None = None          # (text, object name) of a notice line
+    heights: dict[int, int] = field(default_factory=dict)   # width → measured height (px)
+    widget: QWidget | None = None
+    _guess: tuple[int, int] = (-1, 0)                # (width, estimated height)
 
-    A ``QLabel`` with word wrap re-lays out its whole text each time the message list's layout asks for its
-    height — on every render tick of a streaming reply below it, so a pasted 300 KB log froze streaming. A
-    document view measured by ``height_for_width`` keeps its layout: asking again costs nothing.
-    """
-
-    def __init__(self, text: str, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setFrameShape(QFrame.Shape.NoFrame)
-        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setOpenLinks(False)
-        self.setStyleSheet("background: transparent")
-        self.document().setDocumentMargin(0)
-        self._heights: dict[int, int] = {}
-        self.setPlainText(text)
-        policy = QSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
-        policy.setHeightForWidth(True)
-        self.setSizePolicy(policy)
-        self.document().documentLayout().documentSizeChanged.connect(lambda _s: self.updateGeometry())
-
-    def hasHeightForWidth(self) -> bool:
-        return True
-
-    def heightForWidth(self, width: int) -> int:
-        return height_for_width(self, width, self._heights, lay_out_unset=False)
-
-    def sizeHint(self) -> QSize:
-        width = self.width() if self.width() > 0 else 400
-        return QSize(width, self.heightForWidth(width))
+    def estimate(self, width: int) -> int:
+        """A height guess before the widget exists (px): ~8 px per character, 19 px a line, plus the header."""
+        if self._guess[0] == width:
+            return self._guess[1]
+        text = self.message.text if self.message is not None else (self.notice or ("", ""))[0]
+        per_line = max(20, width // 8)
+        lines = sum(1 + len(line) // per_line for line in text.split("\n")) if text else 1
+        guess = 40 + 19 * lines
+        self._guess = (width, guess)
+        return guess
 
 
-class MessageWidget(QFrame):
-    """One message: a header (who, status) and its body (a ``MarkdownView`` for replies, plain text for the
-    user's own words, which are shown exactly as typed)."""
-
-    def __init__(self, message: Message, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.message = message
-        self.setObjectName("assistantMessage" if message.role is Role.ASSISTANT else "userMessage")
-        self.setFrameShape(QFrame.Shape.NoFrame)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(12, 8, 12, 8)
-        lay.setSpacing(2)
-        head = QHBoxLayout()
-        who = self.tr("You") if message.role is Role.USER else (message.model or self.tr("Assistant"))
-        self.who = QLabel(f"<b>{_escape(who)}</b>")
-        self.status = QLabel("")
-        self.status.setObjectName("messageStatus")
-        head.addWidget(self.who)
-        head.addStretch(1)
-        head.addWidget(self.status)
-        lay.addLayout(head)
-        self.view: MarkdownView | None = None
-        if message.role is Role.ASSISTANT:
-            self.view = MarkdownView(self)
-            lay.addWidget(self.view)
-            if message.text and message.status.final:
-                self.view.set_text(message.text)
-        else:
-            own, attachments = split_attachments(message.text)
-            lay.addWidget(PlainTextView(own if attachments else message.text, self))
-            for att in attachments:          # shown folded: name and token count; the text in the tooltip
-                tokens = f" · {att.tokens:,} tokens" if att.tokens is not None else ""
-                chip = QLabel(f"⎘ {_escape(att.name)}{tokens} · {len(att.text):,} characters")
-                chip.setObjectName("attachmentChip")
-                chip.setToolTip(att.text[:2000] + ("…" if len(att.text) > 2000 else ""))
-                lay.addWidget(chip)
-        self.error = QLabel("")
-        self.error.setObjectName("messageError")
-        self.error.setWordWrap(True)
-        self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.error.hide()
-        lay.addWidget(self.error)
-        self.figures = QLabel("")
-        self.figures.setObjectName("messageFigures")
-        self.figures.hide()
-        lay.addWidget(self.figures)
-        self.update_status()
-
-    def set_model(self, name: str) -> None:
-        self.who.setText(f"<b>{_escape(name)}</b>")
-
-    def update_status(self) -> None:
-        m = self.message
-        text = QCoreApplication.translate("MessageStatus", STATUS_TEXT.get(m.status, m.status.value))
-        if m.status is MessageStatus.DONE and m.stop_reason == "length":
-            limit = (m.params or {}).get("max_tokens")
-            made = (m.metrics or {}).get("decode_tokens") or 0
-            text = self.tr("cut at the token limit") if limit is None or made >= limit else \
-                self.tr("cut: the context window is full")
-        if text != self.status.text():
-            self.status.setText(text)
-            announce(self.status, text)
-        if m.error:
-            self.error.setText(m.error)
-            self.error.show()
-        elif m.status is MessageStatus.DONE and not m.text.strip():
-            self.error.setText(self.tr("The model ended its reply without any text. Try again, rephrase, or start "
-                                       "a new chat if this one is long."))
-            self.error.show()
-        if m.status.final and m.metrics:
-            line, tip = format_figures(m.metrics)
-            wait = m.metrics.get("wait_ms") or 0
-            if line and wait > 500:
-                line += " · " + self.tr("waited %1 s for the model").replace("%1", f"{wait / 1000:.1f}")
-            if line:
-                self.figures.setText(line)
-                self.figures.setToolTip(tip)
-                self.figures.show()
-
-
-def announce(label: QLabel, text: str) -> None:
-    """Tell assistive technology (screen readers) that ``label`` now says ``text`` (a reply's status change)."""
-    label.setAccessibleName(text)
-    QAccessible.updateAccessibility(QAccessibleEvent(label, QAccessible.Event.NameChanged))
-
-
-def format_figures(metrics: dict) -> tuple[str, str]:
-    """A reply's timing as one short line (TTFT · tokens/s · tokens) and a full tooltip (ms, counts)."""
-    parts = []
-    if metrics.get("ttft_ms") is not None:
-        parts.append(f"TTFT {metrics['ttft_ms']:.0f} ms")
-    if metrics.get("decode_tokens_per_s"):
-        parts.append(f"{metrics['decode_tokens_per_s']:.1f} tok/s")
-    if metrics.get("decode_tokens"):
-        parts.append(f"{metrics['decode_tokens']} tokens")
-    labels = [("prefill_ms", "prefill", "ms"), ("first_paint_ms", "first paint", "ms"),
-              ("wait_ms", "waited for the model", "ms"),
-              ("queue_high_water", "queue high-water mark", "chunks"),
-              ("backpressure_waits", "backpressure waits > 100 ms", ""),
-              ("backpressure_wait_ms", "backpressure wait total", "ms"), ("ticks", "render ticks", ""),
-              ("longest_tick_ms", "longest tick", "ms"), ("total_ms", "total", "ms")]
-    tip = []
-    for key, label, unit in labels:
-        v = metrics.get(key)
-        if v is None:
-            continue
-        tip.append(f"{label}: {v:.1f} {unit}".rstrip() if isinstance(v, float) else f"{label}: {v} {unit}".rstrip())
-    return " · ".join(parts), "\n".join(tip)
-
-
-class ChatView(QScrollArea):
-    """Vertical list of ``MessageWidget``s; follows new content while the user is at the bottom.
-    ``widget_added(MessageWidget)`` lets features decorate each message (menu, provenance)."""
+class ChatView(QAbstractScrollArea):
+    """The messages of one conversation (see the module docstring). ``widget_added(widget)`` is emitted for
+    each message widget made (features decorate it: menu, provenance); ``notice_count`` counts notice lines."""
 
     widget_added = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setWidgetResizable(True)
+        self.setObjectName("chatView")
+        self.setFrameShape(QFrame.Shape.NoFrame)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self._inner = QWidget()
-        self._inner.setObjectName("chatInner")
-        self._layout = QVBoxLayout(self._inner)
-        self._layout.setContentsMargins(16, 12, 16, 12)
-        self._layout.setSpacing(10)
-        self._layout.addStretch(1)
-        self.setWidget(self._inner)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        self.setMinimumWidth(120)
+        self.viewport().setObjectName("chatInner")
+        self.items: list[_Item] = []
+        self._tops: list[int] = []                   # y of each item (content coordinates)
+        self._valid = 0                              # _tops[:_valid] are up to date
         self.stick_to_bottom = True
+        self._in_layout = False
         bar = self.verticalScrollBar()
+        bar.setSingleStep(40)
         bar.valueChanged.connect(self._on_scrolled)
-        bar.rangeChanged.connect(self._on_range)
-        self.widgets: list[MessageWidget] = []
-        self.notice_count = 0
+
+    # -- public API ----------------------------------------------------------------------------------------
+    @property
+    def notice_count(self) -> int:
+        return sum(1 for it in self.items if it.notice is not None)
+
+    @property
+    def widgets(self) -> list[MessageWidget]:
+        """The message widgets that exist now (the messages in or near the viewport), in order."""
+        return [it.widget for it in self.items if isinstance(it.widget, MessageWidget)]
 
     def add(self, message: Message) -> MessageWidget:
-        w = MessageWidget(message, self._inner)
-        self._layout.insertWidget(self._layout.count() - 1, w)
-        self.widgets.append(w)
+        """Append ``message`` and scroll to it; returns its widget."""
+        self.items.append(_Item(message=message))
         self.stick_to_bottom = True
-        self.widget_added.emit(w)
+        self._relayout()
+        w = self._materialize(self.items[-1])
+        self._relayout()
+        assert isinstance(w, MessageWidget)
         return w
 
-    def widget_for(self, message: Message) -> MessageWidget | None:
-        """The widget showing ``message``, or None when it is not shown."""
-        for w in reversed(self.widgets):
-            if w.message is message:
-                return w
-        return None
-
-    def show_conversation(self, conv: Conversation) -> None:
-        """Show ``conv``'s messages (and nothing else), scrolled to the end."""
-        self.clear()
-        for m in conv.messages:
-            self.add(m)
-        self.scroll_to_bottom()
-
-    def remove(self, message: Message) -> None:
-        """Take ``message``'s widget out of the list."""
-        for i, w in enumerate(self.widgets):
-            if w.message is message:
-                self.widgets.pop(i)
-                self._layout.removeWidget(w)
-                w.deleteLater()
-                return
-
     def add_notice(self, text: str, object_name: str = "notice") -> QLabel:
-        label = QLabel(text)
-        label.setObjectName(object_name)
-        label.setWordWrap(True)
-        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self._layout.insertWidget(self._layout.count() - 1, label)
-        self.notice_count += 1
+        """Append a notice line (kept as a widget)."""
+        item = _Item(notice=(text, object_name))
+        self.items.append(item)
+        label = self._materialize(item)
+        self._relayout()
+        assert isinstance(label, QLabel)
         return label
 
+    def remove(self, message: Message) -> None:
+        for i, it in enumerate(self.items):
+            if it.message is message:
+                self._drop(it)
+                del self.items[i]
+                self._valid = min(self._valid, i)
+                self._relayout()
+                return
+
     def clear(self) -> None:
-        while self._layout.count() > 1:
-            item = self._layout.takeAt(0)
-            w = item.widget()
-            if w is not None:
-                w.deleteLater()
-        self.widgets.clear()
-        self.notice_count = 0
+        for it in self.items:
+            self._drop(it)
+        self.items = []
+        self._valid = 0
         self.stick_to_bottom = True
+        self._relayout()
+
+    def show_conversation(self, conv: Conversation) -> None:
+        """Show ``conv``'s messages, scrolled to the end: only the last screen gets widgets."""
+        for it in self.items:
+            self._drop(it)
+        self.items = [_Item(message=m) for m in conv.messages]
+        self._valid = 0
+        self.stick_to_bottom = True
+        self._relayout()
+
+    def widget_for(self, message: Message) -> MessageWidget | None:
+        """The widget showing ``message`` (made now if the message is in the list), or None."""
+        for it in reversed(self.items):
+            if it.message is message:
+                w = it.widget if it.widget is not None else self._materialize(it)
+                return w if isinstance(w, MessageWidget) else None
+        return None
+
+    def message_changed(self, message: Message) -> None:
+        """``message``'s widget changed height (status, error or figures shown): measure it again."""
+        for it in reversed(self.items):
+            if it.message is message:
+                self._invalidate(it)
+                return
 
     def at_bottom(self) -> bool:
         bar = self.verticalScrollBar()
         return bar.value() >= bar.maximum() - STICK_SLACK_PX
 
-    def _on_scrolled(self, _value: int) -> None:
-        self.stick_to_bottom = self.at_bottom()
-
-    def _on_range(self, _lo: int, hi: int) -> None:
-        if self.stick_to_bottom:
-            self.verticalScrollBar().setValue(hi)
-
     def scroll_to_bottom(self) -> None:
         self.stick_to_bottom = True
+        self._relayout()
+
+    # -- geometry ------------------------------------------------------------------------------------------
+    def column(self) -> tuple[int, int]:
+        """x and width of the message column (centred, at most ``MAX_READING_WIDTH``)."""
+        vw = self.viewport().width()
+        width = max(60, min(MAX_READING_WIDTH, vw - 2 * MARGIN_X))
+        return max(0, (vw - width) // 2), width
+
+    def _box(self, it: _Item, col: tuple[int, int] | None = None) -> tuple[int, int]:
+        x, width = col or self.column()
+        if it.message is None:
+            return x, width
+        if it.message.role is Role.USER:
+            indent = min(USER_INDENT, width // 5)
+            return x + indent, width - indent
+        return x, width - min(REPLY_INDENT, width // 10)
+
+    def _height(self, it: _Item, width: int) -> int:
+        h = it.heights.get(width)
+        if h is not None:
+            return h
+        w = it.widget
+        if w is None:
+            return it.estimate(width)
+        h = max(1, w.heightForWidth(width)) if w.hasHeightForWidth() else w.sizeHint().height()
+        if len(it.heights) > 6:
+            it.heights.clear()
+        it.heights[width] = h
+        return h
+
+    def _update_tops(self) -> int:
+        """Recompute stale positions; returns the content height."""
+        tops = self._tops
+        del tops[self._valid:]
+        col = self.column()
+        items = self.items
+        y = tops[-1] + self._height(items[len(tops) - 1], self._box(items[len(tops) - 1], col)[1]) + SPACING \
+            if tops else MARGIN_Y
+        height = self._height
+        box = self._box
+        for it in items[len(tops):]:
+            tops.append(y)
+            y += height(it, box(it, col)[1]) + SPACING
+        self._valid = len(tops)
+        if not items:
+            return 0
+        return tops[-1] + height(items[-1], box(items[-1], col)[1]) + MARGIN_Y
+
+    def _invalidate(self, it: _Item) -> None:
+        it.heights.clear()
+        try:
+            i = self.items.index(it)
+        except ValueError:
+            return
+        self._valid = min(self._valid, i)
+        self._relayout()
+
+    # -- widgets -------------------------------------------------------------------------------------------
+    def _materialize(self, it: _Item) -> QWidget:
+        if it.widget is not None:
+            return it.widget
+        w: QWidget
+        if it.message is not None:
+            mw = MessageWidget(it.message, self.viewport())
+            if mw.view is not None:
+                mw.view.heightChanged.connect(lambda _h, it=it: self._invalidate(it))
+            w = mw
+        else:
+            text, name = it.notice or ("", "notice")
+            label = QLabel(text, self.viewport())
+            label.setObjectName(name)
+            label.setWordWrap(True)
+            label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            w = label
+        it.widget = w
+        x, width = self._box(it)
+        w.setGeometry(x, 0, width, max(1, w.heightForWidth(width)))
+        it.heights.clear()
+        w.show()
+        if isinstance(w, MessageWidget):
+            self.widget_added.emit(w)
+        return w
+
+    def _drop(self, it: _Item) -> None:
+        if it.widget is not None:
+            it.widget.hide()
+            it.widget.deleteLater()
+            it.widget = None
+
+    def _keep(self, it: _Item) -> bool:
+        """Widgets kept off screen: notices, a reply that is generating, and one holding the keyboard focus."""
+        if it.notice is not None:
+            return True
+        w = it.widget
+        return (it.message is not None and not it.message.status.final) or (w is not None and w.hasFocus())
+
+    # -- layout --------------------------------------------------------------------------------------------
+    def _relayout(self) -> None:
+        if self._in_layout:
+            return
+        self._in_layout = True
+        try:
+            self._layout()
+        finally:
+            self._in_layout = False
+
+    def _layout(self) -> None:
         bar = self.verticalScrollBar()
-        bar.setValue(bar.maximum())
+        vh = self.viewport().height()
+        for _ in range(4):                       # real heights replace estimates, then it settles
+            total = self._update_tops()
+            bar.setRange(0, max(0, total - vh))
+            bar.setPageStep(vh)
+            if self.stick_to_bottom:
+                bar.setValue(bar.maximum())
+            top = bar.value()
+            lo, hi = top - OVERSCAN_PX, top + vh + OVERSCAN_PX
+            first = max(0, bisect.bisect_right(self._tops, lo) - 1)
+            last = bisect.bisect_right(self._tops, hi)
+            anchor_i = max(0, bisect.bisect_right(self._tops, top) - 1) if self.items else 0
+            anchor_off = top - self._tops[anchor_i] if self.items else 0
+            changed = False
+            for i in range(first, min(last, len(self.items))):
+                it = self.items[i]
+                if it.widget is None:
+                    before = self._height(it, self._box(it)[1])
+                    self._materialize(it)
+                    if self._height(it, self._box(it)[1]) != before:
+                        self._valid = min(self._valid, i)
+                        changed = True
+            if not changed:
+                break
+            if not self.stick_to_bottom and self.items:      # keep what is on screen where it was
+                self._update_tops()
+                bar.setRange(0, max(0, self._update_tops() - vh))
+                bar.setValue(self._tops[anchor_i] + anchor_off)
+        top = bar.value()
+        lo, hi = top - vh, top + 2 * vh                 # widgets within a screen are kept (scrolling back is free)
+        col = self.column()
+        for i, it in enumerate(self.items):
+            if it.widget is None:
+                continue
+            y = self._tops[i]
+            x, width = self._box(it, col)
+            h = self._height(it, width)
+            if (y + h < lo or y > hi) and not self._keep(it):
+                self._drop(it)
+                continue
+            it.widget.setGeometry(x, y - top, width, h)
 
+    def _on_scrolled(self, _value: int) -> None:
+        if self._in_layout:
+            return
+        self.stick_to_bottom = self.at_bottom()
+        self._relayout()
 
-def _escape(s: str) -> str:
-    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._valid = 0
+        self._relayout()
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:  # the layout moves the widgets itself
+        pass

@@ -84,6 +84,11 @@ class MainWindow(QMainWindow, SessionListener):
         from app.ui.server_menu import ServerMenu  # remote servers and serving this model (issue 12)
 
         self.server_menu = ServerMenu(self)
+        from app.ui.window_state import WindowState  # delete/undo, sidebar, restore on restart
+
+        self.state = WindowState(self)
+        if store is not None:
+            self.state.restore()
         self.input.setFocus()
 
     # -- building ----------------------------------------------------------------------------------------
@@ -108,14 +113,16 @@ class MainWindow(QMainWindow, SessionListener):
         self.history.itemClicked.connect(self._on_history_item)
         side_lay.addWidget(self.new_button)
         side_lay.addWidget(self.history, 1)
-        side.setMinimumWidth(170)
-        side.setMaximumWidth(320)
+        side.setMinimumWidth(140)
+        side.setMaximumWidth(420)
         side.setVisible(with_sidebar)
         self.sidebar = side
         splitter.addWidget(side)
         central = QWidget()
         splitter.addWidget(central)
         splitter.setStretchFactor(1, 1)
+        splitter.setCollapsible(0, True)
+        splitter.setCollapsible(1, False)
         splitter.setSizes([220, 820])
         root = QVBoxLayout(central)
         root.setContentsMargins(0, 0, 0, 0)
@@ -133,7 +140,7 @@ class MainWindow(QMainWindow, SessionListener):
         self.input.escape.connect(self.stop)
         self.send_button = QPushButton(self.tr("Send"))
         self.send_button.setObjectName("sendButton")
-        self.send_button.setMinimumWidth(90)
+        self.send_button.setMinimumWidth(64)
         self.send_button.clicked.connect(self._on_send_button)
         row.addWidget(self.input, 1)
         row.addWidget(self.send_button, 0, Qt.AlignmentFlag.AlignBottom)
@@ -161,7 +168,7 @@ class MainWindow(QMainWindow, SessionListener):
         focus_action = self._action(self.tr("Focus input"), self.input.setFocus, "Ctrl+L")
         self.delete_action = self._action(self.tr("Delete chat"), self.delete_selected_chat,
                                           QKeySequence.StandardKey.Delete, window_wide=False)
-        self.delete_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        self.delete_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self.history.addAction(self.delete_action)
         menu = self.menuBar()
         file_menu = menu.addMenu(self.tr("&File"))
@@ -259,9 +266,11 @@ class MainWindow(QMainWindow, SessionListener):
             self.open_conversation(int(conv_id))
 
     def delete_selected_chat(self) -> None:
+        """Delete the chat selected in the list (else the one shown); Undo brings it back."""
         item = self.history.currentItem()
-        if item is not None:
-            self.session.delete_conversation(int(item.data(Qt.ItemDataRole.UserRole)))
+        conv_id = item.data(Qt.ItemDataRole.UserRole) if item is not None else self.conversation.id
+        if conv_id is not None:
+            self.state.delete(int(conv_id))
 
     def chunks_painted_after_stop(self, reply: Message) -> int:
         """Chunks of ``reply`` painted after Stop was pressed (0 unless something is wrong)."""
@@ -351,7 +360,8 @@ class MainWindow(QMainWindow, SessionListener):
         if conv.id is None:
             self.history.clearSelection()
         self._refresh_welcome()
-        self.input.setFocus()
+        if not self.history.hasFocus():       # a chat opened from the list keeps the list focused (Delete works)
+            self.input.setFocus()
 
     def message_added(self, conv: Conversation, msg: Message) -> None:
         if conv is self.conversation:
@@ -389,6 +399,7 @@ class MainWindow(QMainWindow, SessionListener):
         widget = self.chat.widget_for(reply) if gen.conversation is self.conversation else None
         if widget is not None:
             widget.update_status()
+            self.chat.message_changed(reply)
         if reply.id not in self.session.running:
             return
         if reply.status is MessageStatus.WAITING and self.session.scheduler.position() > 0:
@@ -413,6 +424,7 @@ class MainWindow(QMainWindow, SessionListener):
             if widget.view is not None and not stopped:
                 widget.view.finish()
             widget.update_status()
+            self.chat.message_changed(reply)
         if not self.session.running:
             self.status.set_state(self.tr("ready"))
         self.status.show_figures(reply.metrics)
@@ -467,6 +479,8 @@ class MainWindow(QMainWindow, SessionListener):
         await self.session.shutdown(join_timeout_s)
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if self.store is not None:
+            self.state.remember()
         self.session.closing = True
         self.session.stop_all()
         super().closeEvent(event)

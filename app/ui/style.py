@@ -31,9 +31,8 @@ def stylesheet(dark: bool) -> str:
     return f"""
 #chatInner {{ background: {c['bg']}; }}
 QScrollArea {{ border: none; background: {c['bg']}; }}
-#userMessage {{ background: {c['user']}; border-radius: 10px; margin-left: 80px; }}
-#assistantMessage {{ background: {c['assistant']}; border: 1px solid {c['border']}; border-radius: 10px;
-                     margin-right: 24px; }}
+#userMessage {{ background: {c['user']}; border-radius: 10px; }}
+#assistantMessage {{ background: {c['assistant']}; border-radius: 10px; }}
 #userMessage QLabel, #assistantMessage QLabel {{ background: transparent; color: {c['text']}; }}
 #messageStatus, #messageFigures {{ color: {c['muted']}; font-size: 11px; }}
 #messageError, #errorNotice {{ color: {c['error']}; background: {c['error_bg']}; border-radius: 6px;
@@ -55,3 +54,8 @@ QPlainTextEdit {{ background: {c['input']}; color: {c['text']}; border: 1px soli
 
 def apply_style(widget: QWidget) -> None:
     widget.setStyleSheet(stylesheet(is_dark()))
+
+
+def border_color() -> str:
+    """The colour of a reply's border in the current theme."""
+    return (DARK if is_dark() else LIGHT)["border"]

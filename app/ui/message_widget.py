@@ -1,0 +1,193 @@
+"""One message on screen: ``MessageWidget`` (a header with who and status, the body, an error line and the
+reply's figures) and ``PlainTextView`` (the user's own words, exactly as typed)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QSize, Qt
+from PySide6.QtGui import QAccessible, QAccessibleEvent, QColor, QPainter, QPaintEvent, QPen
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QSizePolicy,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.attachments import split_attachments
+from app.core.conversation import Message, MessageStatus, Role
+from app.ui.markdown_view import MarkdownView, height_for_width
+from app.ui.style import border_color
+
+STATUS_TEXT = {
+    MessageStatus.WAITING: QT_TRANSLATE_NOOP("MessageStatus", "waiting for the model…"),
+    MessageStatus.PREFILL: QT_TRANSLATE_NOOP("MessageStatus", "reading the prompt…"),
+    MessageStatus.GENERATING: QT_TRANSLATE_NOOP("MessageStatus", "generating…"),
+    MessageStatus.DONE: "",
+    MessageStatus.STOPPED: QT_TRANSLATE_NOOP("MessageStatus", "stopped"),
+    MessageStatus.TIMED_OUT: QT_TRANSLATE_NOOP("MessageStatus", "timed out"),
+    MessageStatus.ERROR: QT_TRANSLATE_NOOP("MessageStatus", "error"),
+}
+
+
+class PlainTextView(QTextBrowser):
+    """The user's own words, shown exactly as typed (no markdown), selectable, as tall as its text.
+
+    A ``QLabel`` with word wrap re-lays out its whole text each time the message list's layout asks for its
+    height — on every render tick of a streaming reply below it, so a pasted 300 KB log froze streaming. A
+    document view measured by ``height_for_width`` keeps its layout: asking again costs nothing.
+    """
+
+    def __init__(self, text: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setOpenLinks(False)
+        self.setStyleSheet("background: transparent")
+        self.document().setDocumentMargin(0)
+        self._heights: dict[int, int] = {}
+        self.setPlainText(text)
+        policy = QSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        policy.setHeightForWidth(True)
+        self.setSizePolicy(policy)
+        self.document().documentLayout().documentSizeChanged.connect(lambda _s: self.updateGeometry())
+
+    def hasHeightForWidth(self) -> bool:
+        return True
+
+    def heightForWidth(self, width: int) -> int:
+        return height_for_width(self, width, self._heights, lay_out_unset=False)
+
+    def sizeHint(self) -> QSize:
+        width = self.width() if self.width() > 0 else 400
+        return QSize(width, self.heightForWidth(width))
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(50, 16)       # a scroll area's 100 px default left blank space under short messages
+
+
+class MessageWidget(QFrame):
+    """One message: a header (who, status) and its body (a ``MarkdownView`` for replies, plain text for the
+    user's own words, which are shown exactly as typed)."""
+
+    def __init__(self, message: Message, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.message = message
+        self.setObjectName("assistantMessage" if message.role is Role.ASSISTANT else "userMessage")
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(12, 8, 12, 8)
+        lay.setSpacing(2)
+        head = QHBoxLayout()
+        who = self.tr("You") if message.role is Role.USER else (message.model or self.tr("Assistant"))
+        self.who = QLabel(f"<b>{_escape(who)}</b>")
+        self.status = QLabel("")
+        self.status.setObjectName("messageStatus")
+        head.addWidget(self.who)
+        head.addStretch(1)
+        head.addWidget(self.status)
+        lay.addLayout(head)
+        self.view: MarkdownView | None = None
+        if message.role is Role.ASSISTANT:
+            self.view = MarkdownView(self)
+            lay.addWidget(self.view)
+            if message.text and message.status.final:
+                self.view.set_text(message.text)
+        else:
+            own, attachments = split_attachments(message.text)
+            lay.addWidget(PlainTextView(own if attachments else message.text, self))
+            for att in attachments:          # shown folded: name and token count; the text in the tooltip
+                tokens = f" · {att.tokens:,} tokens" if att.tokens is not None else ""
+                chip = QLabel(f"⎘ {_escape(att.name)}{tokens} · {len(att.text):,} characters")
+                chip.setObjectName("attachmentChip")
+                chip.setToolTip(att.text[:2000] + ("…" if len(att.text) > 2000 else ""))
+                lay.addWidget(chip)
+        self.error = QLabel("")
+        self.error.setObjectName("messageError")
+        self.error.setWordWrap(True)
+        self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.error.hide()
+        lay.addWidget(self.error)
+        self.figures = QLabel("")
+        self.figures.setObjectName("messageFigures")
+        self.figures.hide()
+        lay.addWidget(self.figures)
+        self.update_status()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        """A reply's 1 px border, drawn here rather than by the stylesheet: a stylesheet border (or margin) makes
+        the layout ask the body's height at a width wider than the body, which cost a document clone per tick."""
+        super().paintEvent(event)
+        if self.message.role is Role.ASSISTANT:
+            p = QPainter(self)
+            p.setRenderHint(QPainter.RenderHint.Antialiasing)
+            p.setPen(QPen(QColor(border_color()), 1))
+            p.drawRoundedRect(self.rect().adjusted(0, 0, -1, -1), 10, 10)
+            p.end()
+
+    def set_model(self, name: str) -> None:
+        self.who.setText(f"<b>{_escape(name)}</b>")
+
+    def update_status(self) -> None:
+        m = self.message
+        text = QCoreApplication.translate("MessageStatus", STATUS_TEXT.get(m.status, m.status.value))
+        if m.status is MessageStatus.DONE and m.stop_reason == "length":
+            limit = (m.params or {}).get("max_tokens")
+            made = (m.metrics or {}).get("decode_tokens") or 0
+            text = self.tr("cut at the token limit") if limit is None or made >= limit else \
+                self.tr("cut: the context window is full")
+        if text != self.status.text():
+            self.status.setText(text)
+            announce(self.status, text)
+        if m.error:
+            self.error.setText(m.error)
+            self.error.show()
+        elif m.status is MessageStatus.DONE and not m.text.strip():
+            self.error.setText(self.tr("The model ended its reply without any text. Try again, rephrase, or start "
+                                       "a new chat if this one is long."))
+            self.error.show()
+        if m.status.final and m.metrics:
+            line, tip = format_figures(m.metrics)
+            wait = m.metrics.get("wait_ms") or 0
+            if line and wait > 500:
+                line += " · " + self.tr("waited %1 s for the model").replace("%1", f"{wait / 1000:.1f}")
+            if line:
+                self.figures.setText(line)
+                self.figures.setToolTip(tip)
+                self.figures.show()
+
+
+def announce(label: QLabel, text: str) -> None:
+    """Tell assistive technology (screen readers) that ``label`` now says ``text`` (a reply's status change)."""
+    label.setAccessibleName(text)
+    QAccessible.updateAccessibility(QAccessibleEvent(label, QAccessible.Event.NameChanged))
+
+
+def format_figures(metrics: dict) -> tuple[str, str]:
+    """A reply's timing as one short line (TTFT · tokens/s · tokens) and a full tooltip (ms, counts)."""
+    parts = []
+    if metrics.get("ttft_ms") is not None:
+        parts.append(f"TTFT {metrics['ttft_ms']:.0f} ms")
+    if metrics.get("decode_tokens_per_s"):
+        parts.append(f"{metrics['decode_tokens_per_s']:.1f} tok/s")
+    if metrics.get("decode_tokens"):
+        parts.append(f"{metrics['decode_tokens']} tokens")
+    labels = [("prefill_ms", "prefill", "ms"), ("first_paint_ms", "first paint", "ms"),
+              ("wait_ms", "waited for the model", "ms"),
+              ("queue_high_water", "queue high-water mark", "chunks"),
+              ("backpressure_waits", "backpressure waits > 100 ms", ""),
+              ("backpressure_wait_ms", "backpressure wait total", "ms"), ("ticks", "render ticks", ""),
+              ("longest_tick_ms", "longest tick", "ms"), ("total_ms", "total", "ms")]
+    tip = []
+    for key, label, unit in labels:
+        v = metrics.get(key)
+        if v is None:
+            continue
+        tip.append(f"{label}: {v:.1f} {unit}".rstrip() if isinstance(v, float) else f"{label}: {v} {unit}".rstrip())
+    return " · ".join(parts), "\n".join(tip)
+
+
+def _escape(s: str) -> str:
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -1,0 +1,110 @@
+"""What the window remembers and the chat list's own actions: restore the last chat, the window size and the
+sidebar width on restart; delete a chat from its context menu, the Chat menu or the Delete key, with Undo;
+show or hide the sidebar (Ctrl+B)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QPoint, Qt, QTimer
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QMenu
+
+#: How long Undo stays offered after a chat was deleted (ms).
+UNDO_MS = 15000
+
+
+class WindowState:
+    """Installs itself on ``window`` (a ``MainWindow``): actions in the Chat and View menus, the chat list's
+    context menu, and ``restore()`` / ``remember()`` of the window's state in the settings."""
+
+    def __init__(self, window: Any) -> None:
+        self.w = window
+        self.deleted: Any = None                          # the last deleted conversation, for Undo
+        history = window.history
+        self.delete_action = window.delete_action
+        window.chat_menu.addSeparator()
+        window.chat_menu.addAction(self.delete_action)
+        self.undo_action = QAction(window.tr("&Undo delete chat"), window)
+        self.undo_action.setShortcut(QKeySequence("Ctrl+Shift+Z"))
+        self.undo_action.setEnabled(False)
+        self.undo_action.triggered.connect(self.undo_delete)
+        window.addAction(self.undo_action)
+        window.chat_menu.addAction(self.undo_action)
+        self.sidebar_action = QAction(window.tr("Show &sidebar"), window)
+        self.sidebar_action.setCheckable(True)
+        self.sidebar_action.setChecked(window.sidebar.isVisible() or window.store is not None)
+        self.sidebar_action.setShortcut(QKeySequence("Ctrl+B"))
+        self.sidebar_action.toggled.connect(self.set_sidebar)
+        window.addAction(self.sidebar_action)
+        bar = window.menuBar()
+        view_menu = next((a.menu() for a in bar.actions()
+                          if a.menu() is not None and a.text().replace("&", "") == "View"), None)
+        (view_menu or window.chat_menu).addAction(self.sidebar_action)
+        history.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        history.customContextMenuRequested.connect(self.chat_menu_at)
+        self._undo_timer = QTimer(window)
+        self._undo_timer.setSingleShot(True)
+        self._undo_timer.timeout.connect(lambda: self.undo_action.setEnabled(False))
+
+    # -- delete and undo --------------------------------------------------------------------------------
+    def chat_menu_at(self, pos: QPoint) -> None:
+        item = self.w.history.itemAt(pos)
+        if item is None:
+            return
+        self.w.history.setCurrentItem(item)
+        menu = QMenu(self.w.history)
+        menu.addAction(self.delete_action)
+        if self.undo_action.isEnabled():
+            menu.addAction(self.undo_action)
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        menu.popup(self.w.history.mapToGlobal(pos))
+
+    def delete(self, conv_id: int) -> bool:
+        """Delete chat ``conv_id`` (its reply is stopped first); Undo brings it back. Returns True when deleted."""
+        conv = self.w.session.delete_conversation(conv_id)
+        if conv is None:
+            return False
+        self.deleted = conv
+        self.undo_action.setEnabled(True)
+        self._undo_timer.start(UNDO_MS)
+        self.w.statusBar().showMessage(self.w.tr("Deleted “%1” — Undo with Ctrl+Shift+Z").replace("%1", conv.title),
+                                       UNDO_MS)
+        return True
+
+    def undo_delete(self) -> bool:
+        """Bring back the chat deleted last (with every message). Returns True when restored."""
+        if self.deleted is None:
+            return False
+        conv, self.deleted = self.deleted, None
+        self.undo_action.setEnabled(False)
+        self.w.session.restore_conversation(conv)
+        self.w.statusBar().showMessage(self.w.tr("Restored “%1”").replace("%1", conv.title), 4000)
+        return True
+
+    # -- sidebar --------------------------------------------------------------------------------------------
+    def set_sidebar(self, shown: bool) -> None:
+        self.w.sidebar.setVisible(shown)
+        if shown and self.w.splitter.sizes()[0] == 0:
+            self.w.splitter.setSizes([220, max(200, self.w.width() - 220)])
+
+    # -- remembered state -----------------------------------------------------------------------------------
+    def restore(self) -> None:
+        """The last window geometry, sidebar width and chat (when it still exists)."""
+        s = self.w.settings
+        if s.window_geometry:
+            self.w.restoreGeometry(QByteArray.fromBase64(s.window_geometry.encode("ascii")))
+        if s.sidebar_width == 0:
+            self.sidebar_action.setChecked(False)
+        else:
+            self.w.splitter.setSizes([s.sidebar_width, max(200, self.w.width() - s.sidebar_width)])
+        if s.last_conversation_id is not None:
+            self.w.session.open_conversation(int(s.last_conversation_id))
+
+    def remember(self) -> None:
+        """Keep the window's state in the settings (written with them)."""
+        s = self.w.settings
+        s.window_geometry = bytes(self.w.saveGeometry().toBase64().data()).decode("ascii")
+        s.sidebar_width = self.w.splitter.sizes()[0] if self.w.sidebar.isVisible() else 0
+        s.last_conversation_id = self.w.conversation.id
+        self.w.session.save_settings()
