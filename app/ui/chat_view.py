@@ -175,6 +175,22 @@ class ChatView(QAbstractScrollArea):
                 return w if isinstance(w, MessageWidget) else None
         return None
 
+    def scroll_to(self, message: Message, margin: int = 40) -> MessageWidget | None:
+        """Scroll so that ``message`` starts ``margin`` px below the top of the view (following the bottom stops);
+        returns its widget, or None when it is not in the list."""
+        for i, it in enumerate(self.items):
+            if it.message is message:
+                self.stick_to_bottom = False
+                self._relayout()
+                self._update_tops()
+                self.verticalScrollBar().setValue(max(0, self._tops[i] - margin))
+                self._relayout()
+                w = it.widget if it.widget is not None else self._materialize(it)
+                self._relayout()
+                self.verticalScrollBar().setValue(max(0, self._tops[i] - margin))
+                return w if isinstance(w, MessageWidget) else None
+        return None
+
     def message_changed(self, message: Message) -> None:
         """``message``'s widget changed height (status, error or figures shown): measure it again."""
         for it in reversed(self.items):

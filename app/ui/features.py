@@ -200,10 +200,9 @@ class DailyFeatures(QObject):
         self.w.open_conversation(conv_id)
         self.context_meter.schedule()
         chat = self.w.chat
-        for widget in getattr(chat, "widgets", []):
-            if widget.message.db_id == message_id:
-                chat.stick_to_bottom = False
-                QTimer.singleShot(50, widget, lambda wd=widget: chat.ensureWidgetVisible(wd, 0, 40))
+        for msg in self.w.conversation.messages:
+            widget = chat.scroll_to(msg) if msg.db_id == message_id else None   # the list makes its widget
+            if widget is not None:
                 outline = f"#{widget.objectName()} {{ border: 2px solid #f59e0b; }}"
                 widget.setStyleSheet(outline)
                 QTimer.singleShot(2500, widget, lambda wd=widget: wd.setStyleSheet(""))
