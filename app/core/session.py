@@ -355,7 +355,7 @@ class ChatSession:
             return
         if gen.reply.id in self.running:
             self._finish(gen)
-        else:                                   # the final figures of an ended reply: keep them too
+        elif any(m is gen.reply for m in gen.conversation.messages):   # final figures, unless it was deleted
             self._save(gen.conversation, gen.reply)
 
     # -- stopping ----------------------------------------------------------------------------------------

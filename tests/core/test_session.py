@@ -244,3 +244,26 @@ def test_session_works_without_a_history(tmp_path: Path) -> None:
         await session.shutdown()
 
     run(main())
+
+
+def test_a_reply_deleted_right_after_it_ended_stays_deleted(tmp_path: Path) -> None:
+    """The reply's final figures arrive after it ended (once painted, or after the paint grace): they must not
+    save a reply that was deleted meanwhile."""
+    from app.core import session_ops
+
+    store = Store(tmp_path / "h.sqlite3")
+    session, _rec = make(ScriptedEngine(["Hi", "!"], tokens_per_s=0), store)
+
+    async def main() -> None:
+        assert await session.load()
+        reply = session.send("hello")
+        assert reply is not None
+        await until(lambda: reply.status.final and not session.generating)
+        figures_before = reply.metrics
+        assert session_ops.delete(session, reply)
+        await until(lambda: reply.metrics is not figures_before)   # the late, final figures came
+        await session.shutdown()
+
+    run(main())
+    conv = store.list_conversations()[0]
+    assert [m.text for m in store.load_conversation(conv.id).messages] == ["hello"]
