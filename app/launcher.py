@@ -37,6 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --smoke-test: close the window N ms after the first token (checks shutdown)")
     p.add_argument("--screenshot", metavar="PATH", help="with --smoke-test: save a PNG of the window at the end")
     p.add_argument("--prompt", help="with --smoke-test: the prompt to send instead of the fixed one")
+    p.add_argument("--scripted-reply", metavar="FILE", type=Path,
+                   help="the scripted engine replies with FILE's text (one rendering fault = one file; "
+                        "with --smoke-test the JSON has max_stall_ms)")
     p.add_argument("--debug", action="store_true", help="debug logging (per-reply timing lines) on stderr")
     p.add_argument("--export", metavar="DIR", type=Path,
                    help="write every chat to DIR as JSON and Markdown (a backup), then exit without a window")
@@ -106,6 +109,10 @@ def engine_spec(args: argparse.Namespace, settings: object):
     from app.engine.models import choose_model
     from app.engine.open import EngineSpec
 
+    script = None
+    if getattr(args, "scripted_reply", None) is not None:
+        script = args.scripted_reply.read_text(encoding="utf-8")  # a missing file: a clear error, see main()
+        args.scripted = True
     remote = None if args.scripted else remote_connection(args)
     path = None
     if not args.scripted and remote is None:
@@ -115,7 +122,7 @@ def engine_spec(args: argparse.Namespace, settings: object):
             args.model_notice = notice          # shown in the window once it exists
     return EngineSpec(model_path=path, n_ctx=args.n_ctx or getattr(settings, "n_ctx", None),
                       scripted=args.scripted, slow_ms=args.slow_ms, n_threads=getattr(settings, "n_threads", None),
-                      n_gpu_layers=getattr(settings, "n_gpu_layers", 0), remote=remote)
+                      n_gpu_layers=getattr(settings, "n_gpu_layers", 0), remote=remote, script=script)
 
 
 def make_engine(args: argparse.Namespace, settings: object):
@@ -160,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = AppSettings.load()
     try:
         engine = make_engine(args, settings)
-    except EngineError as exc:
+    except (EngineError, OSError) as exc:     # OSError: an unreadable --scripted-reply file
         return report_startup_error(str(exc), argv)     # stderr, the log, and a dialog when frozen
 
     app = QApplication.instance() or QApplication(sys.argv[:1])

@@ -83,7 +83,10 @@ async def run_smoke_test(window, load: asyncio.Future[bool], args: argparse.Name
     window.reply_finished.connect(finished)
     monitor = StallMonitor()
     monitor.start()
-    reply = window.send(args.prompt or SMOKE_PROMPT, params=SMOKE_PARAMS)
+    params = SMOKE_PARAMS
+    if getattr(args, "scripted_reply", None) is not None:     # stream the whole file, however long
+        params = GenerationParams(temperature=0.0, seed=42, max_tokens=1_000_000)
+    reply = window.send(args.prompt or SMOKE_PROMPT, params=params)
     if reply is None:
         return _fail("the window did not accept the prompt")
     close_after = getattr(args, "close_after_ms", None)

@@ -35,6 +35,7 @@ class EngineSpec:
     n_threads: int | None = None
     n_gpu_layers: int = 0
     remote: Any = None
+    script: str | None = None  # with ``scripted``: the reply's text (``--scripted-reply FILE``)
 
     def with_model(self, path: str | Path) -> EngineSpec:
         """The same options for another model file."""
@@ -52,7 +53,8 @@ def open_engine(spec: EngineSpec, *, check: bool = True) -> Engine:
         from app.engine.scripted import ScriptedEngine
 
         # one token per slow_ms when asked (the wrapper does the waiting), else a readable 40 tokens/s
-        engine = ScriptedEngine(tokens_per_s=0.0 if spec.slow_ms else 40.0, repeat=3)
+        engine = ScriptedEngine(spec.script, tokens_per_s=0.0 if spec.slow_ms else 40.0,
+                                repeat=3 if spec.script is None else 1)
     elif spec.remote is not None:
         from app.engine.remote import RemoteEngine
 

@@ -116,7 +116,7 @@ class MarkdownView(QTextBrowser):
     def __init__(self, parent: QWidget | None = None, *, theme: str | None = None) -> None:
         super().__init__(parent)
         self._follow_palette = theme is None
-        self.theme = theme or palette_theme(self.palette())
+        self.theme = theme or palette_theme()   # the app's palette: the view's own is transparent
         self.renderer = self._new_renderer()
         self._hl_timer = QTimer(self)
         self._hl_timer.setSingleShot(True)
@@ -228,8 +228,9 @@ class MarkdownView(QTextBrowser):
     def changeEvent(self, event: QEvent) -> None:
         """Follow a live switch of the system theme (light ↔ dark) when no theme was given."""
         super().changeEvent(event)
-        if self._follow_palette and event.type() == QEvent.Type.PaletteChange:
-            self.set_theme(palette_theme(self.palette()))
+        if self._follow_palette and event.type() in (QEvent.Type.ApplicationPaletteChange,
+                                                      QEvent.Type.PaletteChange):
+            self.set_theme(palette_theme())   # the app's palette (this view's own is transparent)
 
     def _new_renderer(self) -> IncrementalMarkdown:
         return IncrementalMarkdown(theme=self.theme, pool=self.lexer_pool())

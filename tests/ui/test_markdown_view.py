@@ -345,19 +345,21 @@ def test_task_items_show_a_box_and_no_bullet_and_quotes_a_bar(qtbot) -> None:
 
 def test_the_view_follows_a_live_theme_switch(qtbot) -> None:
     from PySide6.QtGui import QColor, QPalette
+    from PySide6.QtWidgets import QApplication
 
-    v = MarkdownView()                                        # follows the palette
-    qtbot.addWidget(v)
-    light = QPalette(QColor("#f0f0f0"))
-    dark = QPalette(QColor("#202020"))
-    v.setPalette(light)
-    v.set_text("Some `code` here.\n\n```python\nx = 1\n```\n")
-    assert v.theme == "light"
-    v.append_text  # noqa: B018 - the API used while a reply streams stays usable after a switch
-    v.setPalette(dark)
-    assert v.theme == "dark" and v.renderer.theme == "dark"
-    assert "#0d1117" in v.renderer.html and "x = 1" in v.toPlainText()
-    fixed = MarkdownView(theme="light")                        # an explicit theme stays
-    qtbot.addWidget(fixed)
-    fixed.setPalette(dark)
-    assert fixed.theme == "light"
+    app = QApplication.instance()
+    before = app.palette()
+    app.setPalette(QPalette(QColor("#f0f0f0")))
+    try:
+        v = MarkdownView()                                    # follows the system (application) palette
+        qtbot.addWidget(v)
+        fixed = MarkdownView(theme="light")                   # an explicit theme stays
+        qtbot.addWidget(fixed)
+        v.set_text("Some `code` here.\n\n```python\nx = 1\n```\n")
+        assert v.theme == "light"
+        app.setPalette(QPalette(QColor("#202020")))           # the system switched to dark
+        qtbot.waitUntil(lambda: v.theme == "dark")
+        assert v.renderer.theme == "dark" and "#0d1117" in v.renderer.html and "x = 1" in v.toPlainText()
+        assert fixed.theme == "light"
+    finally:
+        app.setPalette(before)

@@ -79,7 +79,7 @@ def code_block_html(inner: str, lang: str, href: str, colors: CodeTheme, pieces:
         f'<span style="font-family:{MONO};font-size:small">{label}</span></td>'
         f'<td align="right" style="font-size:small">'
         f'<a href="{href}" style="color:{colors.link};background-color:{colors.button_background};'
-        f'text-decoration:none">&nbsp;⧉ Copy&nbsp;</a></td></tr></table>\n'
+        f'text-decoration:none">&nbsp;Copy&nbsp;</a></td></tr></table>\n'
     )
     style = (
         f"font-family:{MONO};white-space:pre-wrap;margin-top:0;margin-left:10px;margin-right:0;"
