@@ -3,7 +3,7 @@ reply's figures) and ``PlainTextView`` (the user's own words, exactly as typed).
 
 from __future__ import annotations
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QSize, Qt
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QSize, Qt, Signal
 from PySide6.QtGui import QAccessible, QAccessibleEvent, QColor, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import (
     QFrame,
@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 
 from app.core.attachments import split_attachments
 from app.core.conversation import Message, MessageStatus, Role
+from app.core.notes import RESEND_LINK, message_notes, unanswered_note
 from app.ui.markdown_view import MarkdownView, height_for_width
 from app.ui.style import border_color
 
@@ -70,7 +71,10 @@ class PlainTextView(QTextBrowser):
 
 class MessageWidget(QFrame):
     """One message: a header (who, status) and its body (a ``MarkdownView`` for replies, plain text for the
-    user's own words, which are shown exactly as typed)."""
+    user's own words, which are shown exactly as typed). ``resend_requested(Message)``: the "Resend" link of a
+    reply that ended without any text (``app.core.notes``)."""
+
+    resend_requested = Signal(object)
 
     def __init__(self, message: Message, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -110,6 +114,12 @@ class MessageWidget(QFrame):
         self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.error.hide()
         lay.addWidget(self.error)
+        self.note = QLabel("")                 # left-out messages, an unanswered question (app.core.notes)
+        self.note.setObjectName("messageNote")
+        self.note.setWordWrap(True)
+        self.note.linkActivated.connect(lambda _link: self.resend_requested.emit(self.message))
+        self.note.hide()
+        lay.addWidget(self.note)
         self.figures = QLabel("")
         self.figures.setObjectName("messageFigures")
         self.figures.hide()
@@ -144,10 +154,15 @@ class MessageWidget(QFrame):
         if m.error:
             self.error.setText(m.error)
             self.error.show()
-        elif m.status is MessageStatus.DONE and not m.text.strip():
-            self.error.setText(self.tr("The model ended its reply without any text. Try again, rephrase, or start "
-                                       "a new chat if this one is long."))
-            self.error.show()
+        notes = message_notes(m)
+        if notes:
+            html = "<br>".join(_escape(n) for n in notes)
+            if unanswered_note(m):
+                html += f' <a href="{RESEND_LINK}">{self.tr("Resend")}</a>'
+            self.note.setText(html)
+            self.note.show()
+        else:
+            self.note.hide()
         if m.status.final and m.metrics:
             line, tip = format_figures(m.metrics)
             wait = m.metrics.get("wait_ms") or 0

@@ -200,4 +200,4 @@ def test_an_empty_reply_is_explained(make_window, qloop) -> None:
     _run(qloop, _until(lambda: reply.status.final and not w.generating))
     widget = w.chat.widgets[-1]
     assert reply.status is MessageStatus.DONE and reply.text == ""
-    assert widget.error.isVisibleTo(w) and "without any text" in widget.error.text()
+    assert widget.note.isVisibleTo(w) and "without any text" in widget.note.text() and "Resend" in widget.note.text()
