@@ -94,6 +94,8 @@ class ChatSession:
         self.settings = settings or AppSettings()
         self.store = store
         self.listener = listener or SessionListener()
+        if store is not None:     # damage found later in the session was repaired: say so, show the new list
+            store.on_problem = self._history_repaired
         self.opener = opener
         self.conversation = self._new_conversation()
         self.running: dict[int, Generation] = {}
@@ -230,8 +232,15 @@ class ChatSession:
             except KeyError:
                 self.listener.history_changed()
                 return None
+            except BrookError as exc:          # HistoryError: the file cannot be read
+                self.listener.notice(f"⚠ {exc}", "errorNotice")
+                return None
         self._show(conv)
         return conv
+
+    def _history_repaired(self, problem: str) -> None:
+        self.listener.notice(f"⚠ {problem}", "errorNotice")
+        self.listener.history_changed()
 
     def _show(self, conv: Conversation) -> None:
         self.conversation = conv
@@ -253,7 +262,11 @@ class ChatSession:
                     return None
         for g in self.generations_in(conv):
             self._stop(g)
-        self.store.delete_conversation(conv_id)
+        try:
+            self.store.delete_conversation(conv_id)
+        except BrookError as exc:
+            self.listener.notice(f"⚠ {exc}", "errorNotice")
+            return None
         self._live.pop(conv_id, None)
         if self.conversation is conv:
             self.new_chat()
@@ -278,7 +291,11 @@ class ChatSession:
 
     def rename_conversation(self, conv_id: int, title: str) -> None:
         if self.store is not None:
-            self.store.rename_conversation(conv_id, title)
+            try:
+                self.store.rename_conversation(conv_id, title)
+            except BrookError as exc:
+                self.listener.notice(f"⚠ {exc}", "errorNotice")
+                return
             if self.conversation.id == conv_id:
                 self.conversation.title = title
             self.listener.history_changed()
@@ -294,7 +311,8 @@ class ChatSession:
         if not text.strip() or self.closing or self.generating:
             return None
         if self.model_state == "error":
-            self.listener.notice(f"⚠ No model is loaded: {self.load_error}", "errorNotice")
+            self.listener.notice("⚠ No model is loaded (the reason is above). Open a model with File → Open model "
+                                 "(Ctrl+O).", "errorNotice")
             return None
         conv = self.conversation
         user = conv.add(Message(Role.USER, text))
@@ -437,8 +455,11 @@ class ChatSession:
             return
         try:
             self.settings.save()
-        except OSError:
-            log.exception("saving settings failed")
+        except BrookError as exc:             # SettingsError: a read-only or missing config folder, a full disk
+            self.listener.notice(f"⚠ {exc}", "errorNotice")
+        except OSError as exc:
+            log.error("saving settings failed: %s", exc)
+            self.listener.notice(f"⚠ Settings could not be saved ({exc}).", "errorNotice")
 
     # -- closing -----------------------------------------------------------------------------------------
     async def shutdown(self, join_timeout_s: float = 1.5) -> None:

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from app.core import session_ops
 from app.core.conversation import Conversation, Message, MessageStatus
+from app.core.errors import BrookError
 from app.core.generation import Generation
 from app.core.session import ChatSession, SessionListener
 from app.core.settings import AppSettings
@@ -128,6 +129,7 @@ class MainWindow(QMainWindow, SessionListener):
         root.setContentsMargins(0, 0, 0, 0)
         root.setSpacing(0)
         self.chat = ChatView()
+        self.chat.widget_added.connect(self._wire_message)
         self.chat.setAccessibleName(self.tr("Messages"))
         root.addWidget(self.chat, 1)
         bottom = QWidget()
@@ -334,7 +336,13 @@ class MainWindow(QMainWindow, SessionListener):
         dot = _dot_icon(self.palette().highlight().color()) if busy else QIcon()
         self.history.blockSignals(True)
         self.history.clear()
-        for info in store.list_conversations():
+        try:
+            infos = store.list_conversations()
+        except BrookError as exc:              # HistoryError: said once in the chat, the list stays as it was
+            self.history.blockSignals(False)
+            self.notice(f"⚠ {exc}", "errorNotice")
+            return
+        for info in infos:
             item = QListWidgetItem(info.title)
             item.setData(Qt.ItemDataRole.UserRole, info.id)
             generating = info.id in busy
@@ -455,6 +463,12 @@ class MainWindow(QMainWindow, SessionListener):
 
     def load_progress(self, fraction: float) -> None:
         self.status.set_progress(fraction)
+
+    def _wire_message(self, widget: Any) -> None:
+        """A reply's "Resend" link (a reply that ended without text: ``app.core.notes``)."""
+        from app.core.notes import resend
+
+        widget.resend_requested.connect(lambda msg: resend(self.session, msg))
 
     def notice(self, text: str, kind: str) -> None:
         self.chat.add_notice(text, kind)

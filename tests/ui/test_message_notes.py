@@ -22,16 +22,13 @@ def test_stop_before_the_first_token_is_visible_and_the_next_prompt_alternates(q
         assert _run(qloop, w.load_model())
         first = w.send("Tell me about rivers.")
         assert first is not None
-        _run(qloop, _until(lambda: first.status is MessageStatus.STREAMING))
+        _run(qloop, _until(lambda: first.status is MessageStatus.GENERATING))
         w.stop()
         _run(qloop, _until(lambda: first.status.final and not w.generating))
         widget = w.chat.widgets[-1]
         assert first.status is MessageStatus.STOPPED and first.text == ""
         assert widget.note.isVisibleTo(w)
         assert "Stopped before any reply" in widget.note.text() and "Resend" in widget.note.text()
-        with qtbot.waitSignal(widget.resend_requested) as clicked:
-            widget.note.linkActivated.emit("brook:resend")
-        assert clicked.args == [first]
         engine.tokens_per_s = 0.0
         second = w.send("Say hello")
         assert second is not None
@@ -53,3 +50,27 @@ def test_left_out_messages_are_said_at_the_reply(qtbot) -> None:
     qtbot.addWidget(plain)
     plain.show()
     assert not plain.note.isVisible()
+
+
+def test_resend_asks_the_stopped_question_again(qtbot, qloop) -> None:
+    engine = ScriptedEngine([Chunk("", 0), "Rivers flow."], tokens_per_s=0.001)
+    w = MainWindow(engine)
+    qtbot.addWidget(w)
+    w.show()
+    try:
+        assert _run(qloop, w.load_model())
+        reply = w.send("Tell me about rivers.")
+        assert reply is not None
+        _run(qloop, _until(lambda: reply.status is MessageStatus.GENERATING))
+        w.stop()
+        _run(qloop, _until(lambda: reply.status.final and not w.generating))
+        engine.tokens_per_s = 0.0
+        widget = w.chat.widget_for(reply)
+        assert widget is not None
+        widget.note.linkActivated.emit("brook:resend")          # the user clicks "Resend"
+        _run(qloop, _until(lambda: reply.status.final and not w.generating and reply.text != ""))
+        assert reply.status is MessageStatus.DONE and reply.text == "Rivers flow."
+        assert engine.calls[-1][-1] == {"role": "user", "content": "Tell me about rivers."}
+        assert len(w.session.conversation.messages) == 2
+    finally:
+        qloop.run_until_complete(w.shutdown())
