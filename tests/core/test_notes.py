@@ -17,7 +17,7 @@ def test_a_reply_without_text_offers_resend(status: MessageStatus, words: str) -
 
 
 @pytest.mark.parametrize("msg", [Message(Role.ASSISTANT, "partial", status=MessageStatus.STOPPED),
-                                 Message(Role.ASSISTANT, "", status=MessageStatus.STREAMING),
+                                 Message(Role.ASSISTANT, "", status=MessageStatus.GENERATING),
                                  Message(Role.ASSISTANT, "", status=MessageStatus.PREFILL),
                                  Message(Role.USER, "")])
 def test_no_note_for_replies_with_text_or_still_running(msg: Message) -> None:
