@@ -11,7 +11,7 @@ import asyncio
 import logging
 from typing import Any
 
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QSize, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QColor, QIcon, QKeySequence, QPainter, QPixmap
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -36,7 +36,7 @@ from app.core.types import GenerationParams
 from app.ui.chat_view import ChatInput, ChatView
 from app.ui.coalescer import Coalescer
 from app.ui.status_bar import StatusBar
-from app.ui.style import apply_style
+from app.ui.style import apply_style, is_dark
 
 log = logging.getLogger("brook.ui")
 
@@ -72,6 +72,7 @@ class MainWindow(QMainWindow, SessionListener):
         self.setStatusBar(self.status)
         self._build_actions()
         apply_style(self)
+        self._styled_dark = is_dark()
         self._set_send_mode(stop=False)
         self.refresh_history()
         if store is not None and store.problem:
@@ -491,6 +492,15 @@ class MainWindow(QMainWindow, SessionListener):
         """Closing: stop every reply (saved as stopped), wait for the workers, free the model. Safe twice."""
         await self.server_menu.shutdown()       # API replies in flight stop too
         await self.session.shutdown(join_timeout_s)
+
+    def changeEvent(self, event: QEvent) -> None:
+        """A live switch of the system theme (light <-> dark) restyles the window, not only the replies: the
+        stylesheet's colours are fixed per theme, so without this user text turned near-invisible."""
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.ApplicationPaletteChange, QEvent.Type.PaletteChange) \
+                and is_dark() != self._styled_dark:
+            self._styled_dark = is_dark()
+            apply_style(self)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if self.store is not None:
