@@ -7,7 +7,6 @@ each call to a file; nothing of Brook's HTTP code is replaced.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import socket
 import subprocess
@@ -19,10 +18,9 @@ import httpx
 import pytest
 
 from app.core.conversation import Conversation, Message, MessageStatus, Role
-from app.core.generation import Generation, generate
-from app.core.scheduler import scheduler_for
 from app.core.types import GenerationParams
 from app.engine.remote import RemoteConnection, RemoteEngine
+from tests.helpers.replies import reply_through_pipeline
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.model, pytest.mark.slow]
 
@@ -107,27 +105,7 @@ def _reply(engine: RemoteEngine, prompt: str, params: GenerationParams, stop_aft
     Returns the reply and the wall time of Stop."""
     conv = Conversation()
     conv.add(Message(Role.USER, prompt))
-    reply = conv.add(Message(Role.ASSISTANT))
-    t_stop: float | None = None
-    gen = Generation(reply, conv)
-
-    async def main() -> None:
-        nonlocal t_stop
-        task = asyncio.ensure_future(generate(engine, scheduler_for(engine), conv, reply, params, generation=gen))
-        if stop_after_chunks is not None:
-            while reply.chunks < stop_after_chunks and not task.done():
-                await asyncio.sleep(0.002)
-            t_stop = time.time()
-            task.cancel()
-        try:
-            await task
-        except asyncio.CancelledError:
-            pass
-        assert gen.stream is not None
-        await gen.stream.wait_closed()
-
-    asyncio.run(asyncio.wait_for(main(), 240))
-    return reply, t_stop
+    return reply_through_pipeline(engine, conv, params, stop_after_chunks, timeout_s=240)
 
 
 def test_streamed_reply_stop_and_the_next_request(llama_server: LlamaServer) -> None:
@@ -181,7 +159,9 @@ def test_smoke_test_against_llama_cpp_server(llama_server: LlamaServer, tmp_path
 
     cmd = [sys.executable, "main.py", "--smoke-test", "--remote", llama_server.url]
     if stop_after_ms is not None:
-        cmd += ["--stop-after-ms", str(stop_after_ms)]
+        # the bundled model's reply to the smoke prompt can end within 300 ms on a quiet machine: 30 ms per chunk
+        # keeps it streaming when Stop comes, so the test always exercises Stop mid-reply
+        cmd += ["--stop-after-ms", str(stop_after_ms), "--slow-ms", "30"]
     env = {**os.environ, "BROOK_CONFIG_DIR": str(tmp_path / "c"), "BROOK_DATA_DIR": str(tmp_path / "d"),
            "QT_QPA_PLATFORM": "offscreen"}
     out = subprocess.run(cmd, cwd=Path(__file__).resolve().parents[2], env=env, capture_output=True, text=True,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import subprocess
@@ -13,11 +12,10 @@ import httpx
 import pytest
 
 from app.core.conversation import Conversation, Message, MessageStatus, Role
-from app.core.generation import Generation, generate
-from app.core.scheduler import scheduler_for
 from app.core.types import GenerationParams
 from app.engine.remote import RemoteAuthError, RemoteConnection, RemoteEngine
 from app.server.api import ServerOptions
+from tests.helpers.replies import reply_through_pipeline
 from tests.server.test_server_api import GatedEngine, ServerThread, scripted
 
 pytestmark = pytest.mark.timeout(120)
@@ -26,25 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _reply(engine: RemoteEngine, stop_after_chunks: int | None = None) -> Message:
     conv = Conversation(messages=[Message(Role.USER, "hi")])
-    reply = conv.add(Message(Role.ASSISTANT))
-    gen = Generation(reply, conv)
-
-    async def main() -> None:
-        task = asyncio.ensure_future(generate(engine, scheduler_for(engine), conv, reply, GenerationParams(),
-                                              generation=gen))
-        if stop_after_chunks is not None:
-            while reply.chunks < stop_after_chunks and not task.done():
-                await asyncio.sleep(0.005)
-            task.cancel()
-        try:
-            await task
-        except asyncio.CancelledError:
-            pass
-        assert gen.stream is not None
-        await gen.stream.wait_closed()
-
-    asyncio.run(asyncio.wait_for(main(), 60))
-    return reply
+    return reply_through_pipeline(engine, conv, GenerationParams(), stop_after_chunks, timeout_s=60)[0]
 
 
 def test_remote_engine_round_trip_through_brooks_server() -> None:
