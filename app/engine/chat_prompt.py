@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.core.markdown.thinking import THINK_OPEN, prompt_opens_reasoning
 from app.engine.base import EngineError
 
 log = logging.getLogger("brook.engine.prompt")
@@ -40,13 +41,17 @@ class ChatTemplateError(EngineError):
 @dataclass(frozen=True, slots=True)
 class Prompt:
     """A built prompt: ``tokens`` (ids, BOS included when the template writes it), ``stop`` strings and
-    ``stopping_criteria`` from the template (end-of-turn), and ``escaped``: how many message contents held text
-    that special-token parsing would have turned into control tokens (they were tokenized as plain text)."""
+    ``stopping_criteria`` from the template (end-of-turn), ``escaped``: how many message contents held text
+    that special-token parsing would have turned into control tokens (they were tokenized as plain text), and
+    ``reasoning_open``: the template's generation prompt ended with ``<think>`` (Qwen3-Thinking, QwQ, DeepSeek-R1
+    distills; :func:`~app.core.markdown.thinking.prompt_opens_reasoning`), so the reply starts inside a reasoning
+    section (False for a Continue: the stored partial reply already starts with its ``<think>``)."""
 
     tokens: list[int]
     stop: list[str]
     stopping_criteria: Any
     escaped: int
+    reasoning_open: bool = False
 
 
 class ChatPrompt:
@@ -109,7 +114,8 @@ class ChatPrompt:
         """Render the template for ``messages`` (with the generation prompt) and tokenize it so that no
         message content becomes a special token. When the last message is the assistant's (Continue), the prompt
         is the template for the messages before it followed by that partial reply, so the model goes on inside
-        the same turn. Raises ``ChatTemplateError``."""
+        the same turn; when the generation prompt already opened ``<think>``, the ``<think>`` the stored partial
+        reply starts with (see :attr:`Prompt.reasoning_open`) is not written twice. Raises ``ChatTemplateError``."""
         contents = [m.get("content") or "" for m in messages]
         partial: str | None = None
         if messages and messages[-1].get("role") == "assistant":
@@ -117,12 +123,16 @@ class ChatPrompt:
         escaped = sum(1 for c in [*contents, partial or ""] if c and self._content(c)[1])
         if not escaped:
             result = self._render(messages)
+            opens = prompt_opens_reasoning(result.prompt)
+            partial = _without_open_tag(partial, opens)
             text = result.prompt + (partial or "")
             whole: list[int] = self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
-            return Prompt(whole, list(result.stop or []), result.stopping_criteria, 0)
+            return Prompt(whole, list(result.stop or []), result.stopping_criteria, 0, opens and partial is None)
         nonce = secrets.token_hex(8)
         shaped = [{**dict(m), "content": f"\x1e{nonce}:{i}\x1e"} for i, m in enumerate(messages)]
         result = self._render(shaped)
+        opens = prompt_opens_reasoning(result.prompt)
+        partial = _without_open_tag(partial, opens)
         parts = re.split(f"\x1e{nonce}:(\\d+)\x1e", result.prompt)   # template, index, template, …
         tokens: list[int] = []
         for k, part in enumerate(parts):
@@ -132,8 +142,17 @@ class ChatPrompt:
                 tokens += self._llm.tokenize(part.encode("utf-8"), add_bos=False, special=True)
         if partial:
             tokens += self._content(partial)[0]
-        return Prompt(tokens, list(result.stop or []), result.stopping_criteria, escaped)
+        return Prompt(tokens, list(result.stop or []), result.stopping_criteria, escaped, opens and partial is None)
 
     def count(self, messages: Sequence[Mapping[str, str]]) -> int:
         """Tokens of the prompt ``build(messages)`` makes (template markers and generation prompt included)."""
         return len(self.build(messages).tokens)
+
+
+def _without_open_tag(partial: str | None, opens: bool) -> str | None:
+    """A Continue's partial reply without its leading ``<think>`` when the generation prompt wrote one already."""
+    if partial is not None and opens:
+        stripped = partial.lstrip()
+        if stripped.startswith(THINK_OPEN):
+            return stripped[len(THINK_OPEN):]
+    return partial

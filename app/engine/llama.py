@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from app.core.markdown.thinking import THINK_OPEN
 from app.core.provenance import default_hash_cache, model_file_facts
 from app.core.types import Chunk, GenerationParams
 from app.engine.base import (
@@ -114,7 +115,11 @@ class LlamaEngine:
     def stream(self, messages: Sequence[Mapping[str, str]], params: GenerationParams,
                stop: threading.Event) -> Iterator[Chunk]:
         """Yield chunks of the reply; checks ``stop`` between tokens (decode). Prefill happens inside the first
-        ``next()`` and cannot be interrupted. Raises ``ContextOverflowError`` when the prompt does not fit."""
+        ``next()`` and cannot be interrupted. Raises ``ContextOverflowError`` when the prompt does not fit.
+
+        When the chat template's generation prompt opened a reasoning section (``Prompt.reasoning_open``: it
+        ends with ``<think>``), the first chunk's text starts with ``<think>`` (no token of its own): the reply's
+        text is then what the model's turn holds, so it renders with its Thinking fold live and when reopened."""
         llm, chat = self._llm, self._prompt
         if llm is None or chat is None:
             raise EngineNotLoadedError("The model is not loaded yet.")
@@ -129,6 +134,7 @@ class LlamaEngine:
         # id in ``stopping_criteria``); its text is no stop string: a reply that quotes "<|im_end|>" goes on.
         if params.seed is not None:
             kwargs["seed"] = params.seed
+        opening = THINK_OPEN if prompt.reasoning_open else ""
         abort = self._set_abort(llm, stop)
         it = llm.create_completion(**kwargs)
         try:
@@ -157,7 +163,8 @@ class LlamaEngine:
                 finish = choice.get("finish_reason")
                 if not text and not finish:
                     continue
-                yield Chunk(text, 1 if text else 0, finish)
+                yield Chunk(opening + text, 1 if text else 0, finish)
+                opening = ""
         finally:
             if abort is not None:
                 self._clear_abort(llm)

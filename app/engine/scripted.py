@@ -47,7 +47,10 @@ class ScriptedEngine:
     - ``raw_bytes``: emit the UTF-8 bytes in pieces of this many bytes as ``Chunk.raw`` (undecoded; the
       streaming core must reassemble split characters);
     - ``repeat``: how many times the script is replayed within one reply; ``params.max_tokens`` still caps it;
-    - ``load_s``: ``load()`` takes this long (seconds), reporting progress in 10 steps.
+    - ``load_s``: ``load()`` takes this long (seconds), reporting progress in 10 steps;
+    - ``reasoning_open``: behave like a model whose chat template's generation prompt opened ``<think>``
+      (Qwen3-Thinking, R1 distills; see ``LlamaEngine.stream``): the first chunk's text starts with ``<think>``,
+      so a script ``"…</think>answer"`` is a reply that only closes its reasoning.
 
     ``calls`` keeps the last 32 prompts (for tests); ``n_calls`` counts them all; ``active`` / ``max_active``
     count concurrent generations; ``last_stop_t`` is when the last generation saw its stop event
@@ -60,7 +63,7 @@ class ScriptedEngine:
                  prefill_s: float = 0.0, fail_after: int | None = None, byte_chunks: int | None = None,
                  name: str = "scripted", max_concurrency: int = 1, load_s: float = 0.0,
                  repeat: int = 1, raw_bytes: int | None = None,
-                 fail_with: Callable[[int], BaseException] | None = None) -> None:
+                 fail_with: Callable[[int], BaseException] | None = None, reasoning_open: bool = False) -> None:
         if script is None:
             script = DEFAULT_REPLY
         self.script: list[ScriptItem] = split_tokens(script) if isinstance(script, str) else list(script)
@@ -74,6 +77,7 @@ class ScriptedEngine:
         self.max_concurrency = max_concurrency
         self.load_s = load_s
         self.repeat = repeat
+        self.reasoning_open = reasoning_open
         self._loaded = False
         self.calls: deque[list[dict[str, str]]] = deque(maxlen=32)   # the last prompts it was given (tests)
         self.n_calls = 0
@@ -164,6 +168,8 @@ class ScriptedEngine:
             interval = 1.0 / self.tokens_per_s if self.tokens_per_s > 0 else 0.0
             n = 0
             limit = params.max_tokens
+            continuing = bool(messages) and messages[-1].get("role") == "assistant"   # Continue: opened already
+            opening = "<think>" if self.reasoning_open and not continuing else ""
             for piece in self._pieces():
                 if stop.is_set():
                     self.last_stop_t = time.perf_counter()
@@ -179,10 +185,11 @@ class ScriptedEngine:
                         return
                 n += 1
                 last = n >= limit
-                yield Chunk(piece.text, piece.n_tokens, "length" if last else piece.finish_reason, piece.raw)
+                yield Chunk(opening + piece.text, piece.n_tokens, "length" if last else piece.finish_reason, piece.raw)
+                opening = ""
                 if last:
                     return
-            yield Chunk("", 0, "stop")
+            yield Chunk(opening, 0, "stop")
         finally:
             with self._lock:
                 self.active -= 1
