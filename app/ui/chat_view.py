@@ -20,13 +20,16 @@ per-message difference is paid only for messages that scroll into view.
 from __future__ import annotations
 
 import bisect
+import time
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeyEvent, QResizeEvent
-from PySide6.QtWidgets import QAbstractScrollArea, QFrame, QLabel, QPlainTextEdit, QSizePolicy, QWidget
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QResizeEvent
+from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QFrame, QLabel, QPlainTextEdit, QSizePolicy, QWidget
 
 from app.core.conversation import Conversation, Message, Role
+from app.ui.markdown_view import palette_theme
+from app.ui.message_pool import RenderCache, WidgetPool
 from app.ui.message_widget import STATUS_TEXT, MessageWidget, PlainTextView, format_figures
 
 __all__ = ["STATUS_TEXT", "ChatInput", "ChatView", "MessageWidget", "PlainTextView", "format_figures"]
@@ -39,6 +42,11 @@ MARGIN_X, MARGIN_Y, SPACING = 16, 12, 10
 USER_INDENT, REPLY_INDENT = 80, 24
 #: Messages this close to the viewport (px) get their widgets before they scroll in.
 OVERSCAN_PX = 120
+#: Within one scroll step, replies whose render is cached are shown in full while this much time (ms) is left;
+#: the others show their plain-text preview until the idle work renders them.
+STEP_BUDGET_MS = 6.0
+#: Quiet time (ms) after the last scroll before the idle work starts; each idle slice does one piece of work.
+IDLE_DELAY_MS = 30
 
 
 class ChatInput(QPlainTextEdit):
@@ -106,8 +114,24 @@ class ChatView(QAbstractScrollArea):
         self.items: list[_Item] = []
         self._tops: list[int] = []                   # y of each item (content coordinates)
         self._valid = 0                              # _tops[:_valid] are up to date
+        self._hs: list[int] = []                     # the height each item was placed with (px)
+        self._dirty: set[int] = set()                # items whose height may have changed since
         self.stick_to_bottom = True
         self._in_layout = False
+        self.renders = RenderCache()
+        self.pool = WidgetPool()
+        self._quick_until = 0.0                      # perf_counter() deadline of a scroll step's full renders
+        self._overscan = OVERSCAN_PX                 # a scroll step builds only what shows (0)
+        self._idle = QTimer(self)
+        self._idle.setSingleShot(True)
+        self._idle.timeout.connect(self._idle_step)
+        self.idle_slices_ms: list[float] = []        # duration of each idle slice (the benchmark reads it)
+        for keys, step, name in (("Alt+Up", -1, self.tr("Previous message")), ("Alt+Down", 1, self.tr("Next message"))):
+            act = QAction(name, self)
+            act.setShortcut(QKeySequence(keys))
+            act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+            act.triggered.connect(lambda _checked=False, s=step: self.move_focus(s))
+            self.addAction(act)
         bar = self.verticalScrollBar()
         bar.setSingleStep(40)
         bar.valueChanged.connect(self._on_scrolled)
@@ -172,8 +196,16 @@ class ChatView(QAbstractScrollArea):
         for it in reversed(self.items):
             if it.message is message:
                 w = it.widget if it.widget is not None else self._materialize(it)
-                return w if isinstance(w, MessageWidget) else None
+                return self._in_full(w)
         return None
+
+    def _in_full(self, w: QWidget | None) -> MessageWidget | None:
+        """``w`` showing its message in full (a preview is rendered now): asked for by name, it is wanted now."""
+        if not isinstance(w, MessageWidget):
+            return None
+        if w.preview:
+            w.set_rendered(self.renders.get_or_render(w.message, palette_theme()))
+        return w
 
     def scroll_to(self, message: Message, margin: int = 40) -> MessageWidget | None:
         """Scroll so that ``message`` starts ``margin`` px below the top of the view (following the bottom stops);
@@ -185,10 +217,10 @@ class ChatView(QAbstractScrollArea):
                 self._update_tops()
                 self.verticalScrollBar().setValue(max(0, self._tops[i] - margin))
                 self._relayout()
-                w = it.widget if it.widget is not None else self._materialize(it)
+                w = self._in_full(it.widget if it.widget is not None else self._materialize(it))
                 self._relayout()
                 self.verticalScrollBar().setValue(max(0, self._tops[i] - margin))
-                return w if isinstance(w, MessageWidget) else None
+                return w
         return None
 
     def message_changed(self, message: Message) -> None:
@@ -236,22 +268,33 @@ class ChatView(QAbstractScrollArea):
         return h
 
     def _update_tops(self) -> int:
-        """Recompute stale positions; returns the content height."""
-        tops = self._tops
-        del tops[self._valid:]
+        """Recompute stale positions; returns the content height. An item whose height changed moves the ones
+        after it by the difference (one list pass in C); only a change of the list or of the width recomputes
+        every height (``_valid``)."""
+        tops, hs, items = self._tops, self._hs, self.items
+        valid = min(self._valid, len(items))
+        del tops[valid:]
+        del hs[valid:]
         col = self.column()
-        items = self.items
-        y = tops[-1] + self._height(items[len(tops) - 1], self._box(items[len(tops) - 1], col)[1]) + SPACING \
-            if tops else MARGIN_Y
-        height = self._height
-        box = self._box
-        for it in items[len(tops):]:
+        height, box = self._height, self._box
+        for i in sorted(self._dirty):
+            if i >= valid:
+                break
+            d = height(items[i], box(items[i], col)[1]) - hs[i]
+            if d:
+                hs[i] += d
+                tops[i + 1:] = [t + d for t in tops[i + 1:]]
+        self._dirty.clear()
+        y = tops[-1] + hs[-1] + SPACING if tops else MARGIN_Y
+        for it in items[valid:]:
+            h = height(it, box(it, col)[1])
             tops.append(y)
-            y += height(it, box(it, col)[1]) + SPACING
+            hs.append(h)
+            y += h + SPACING
         self._valid = len(tops)
         if not items:
             return 0
-        return tops[-1] + height(items[-1], box(items[-1], col)[1]) + MARGIN_Y
+        return tops[-1] + hs[-1] + MARGIN_Y
 
     def _invalidate(self, it: _Item) -> None:
         it.heights.clear()
@@ -259,18 +302,35 @@ class ChatView(QAbstractScrollArea):
             i = self.items.index(it)
         except ValueError:
             return
-        self._valid = min(self._valid, i)
+        self._dirty.add(i)
         self._relayout()
 
     # -- widgets -------------------------------------------------------------------------------------------
     def _materialize(self, it: _Item) -> QWidget:
+        """Give ``it`` a widget. A finished reply is shown in full (from the render cache when it has it) — except
+        during a scroll step (``_quick_until``): then only cached renders while the step's budget lasts, and
+        otherwise the plain-text preview, rendered in full by the idle work once the scrolling pauses."""
         if it.widget is not None:
             return it.widget
         w: QWidget
         if it.message is not None:
-            mw = MessageWidget(it.message, self.viewport())
-            if mw.view is not None:
-                mw.view.heightChanged.connect(lambda _h, it=it: self._invalidate(it))
+            msg = it.message
+            renderer = None
+            body = "rich"
+            if msg.role is Role.ASSISTANT and msg.status.final and msg.text:
+                theme = palette_theme()
+                if self._quick_until:
+                    renderer = self.renders.get(msg, theme) if time.perf_counter() < self._quick_until else None
+                    if renderer is None:
+                        body = "preview"
+                        self._idle.start(IDLE_DELAY_MS)
+                else:
+                    renderer = self.renders.get_or_render(msg, theme)
+            made = self.pool.made
+            mw = self.pool.take(msg, self.viewport(), body, renderer)
+            if self.pool.made != made and mw.view is not None:
+                mw.view.heightChanged.connect(lambda _h, mw=mw: self._on_widget_height(mw))
+            mw.list_item = it            # type: ignore[attr-defined]
             w = mw
         else:
             text, name = it.notice or ("", "notice")
@@ -289,17 +349,32 @@ class ChatView(QAbstractScrollArea):
         return w
 
     def _drop(self, it: _Item) -> None:
-        if it.widget is not None:
-            it.widget.hide()
-            it.widget.deleteLater()
-            it.widget = None
+        w = it.widget
+        if w is None:
+            return
+        it.widget = None
+        if isinstance(w, MessageWidget):
+            w.list_item = None           # type: ignore[attr-defined]
+            self.pool.give_back(w)
+        else:
+            w.hide()
+            w.deleteLater()
+
+    def _on_widget_height(self, w: MessageWidget) -> None:
+        it = getattr(w, "list_item", None)
+        if it is not None and it.widget is w:
+            self._invalidate(it)
 
     def _keep(self, it: _Item) -> bool:
-        """Widgets kept off screen: notices, a reply that is generating, and one holding the keyboard focus."""
+        """Widgets kept off screen (never reused for another message): notices, a reply that is generating, and
+        one holding the keyboard focus (or a selection's focus inside it)."""
         if it.notice is not None:
             return True
         w = it.widget
-        return (it.message is not None and not it.message.status.final) or (w is not None and w.hasFocus())
+        if it.message is not None and not it.message.status.final:
+            return True
+        focus = QApplication.focusWidget()
+        return w is not None and focus is not None and (focus is w or w.isAncestorOf(focus))
 
     # -- layout --------------------------------------------------------------------------------------------
     def _relayout(self) -> None:
@@ -321,11 +396,12 @@ class ChatView(QAbstractScrollArea):
             if self.stick_to_bottom:
                 bar.setValue(bar.maximum())
             top = bar.value()
-            lo, hi = top - OVERSCAN_PX, top + vh + OVERSCAN_PX
+            lo, hi = top - self._overscan, top + vh + self._overscan
             first = max(0, bisect.bisect_right(self._tops, lo) - 1)
             last = bisect.bisect_right(self._tops, hi)
             anchor_i = max(0, bisect.bisect_right(self._tops, top) - 1) if self.items else 0
             anchor_off = top - self._tops[anchor_i] if self.items else 0
+            self._drop_far(top, vh)              # first, so that the widgets they free show the new messages
             changed = False
             for i in range(first, min(last, len(self.items))):
                 it = self.items[i]
@@ -333,7 +409,7 @@ class ChatView(QAbstractScrollArea):
                     before = self._height(it, self._box(it)[1])
                     self._materialize(it)
                     if self._height(it, self._box(it)[1]) != before:
-                        self._valid = min(self._valid, i)
+                        self._dirty.add(i)
                         changed = True
             if not changed:
                 break
@@ -342,24 +418,133 @@ class ChatView(QAbstractScrollArea):
                 bar.setRange(0, max(0, self._update_tops() - vh))
                 bar.setValue(self._tops[anchor_i] + anchor_off)
         top = bar.value()
-        lo, hi = top - vh, top + 2 * vh                 # widgets within a screen are kept (scrolling back is free)
+        self._drop_far(top, vh)
         col = self.column()
         for i, it in enumerate(self.items):
-            if it.widget is None:
-                continue
-            y = self._tops[i]
-            x, width = self._box(it, col)
-            h = self._height(it, width)
-            if (y + h < lo or y > hi) and not self._keep(it):
-                self._drop(it)
-                continue
-            it.widget.setGeometry(x, y - top, width, h)
+            if it.widget is not None:
+                x, width = self._box(it, col)
+                it.widget.setGeometry(x, self._tops[i] - top, width, self._height(it, width))
+
+    def _drop_far(self, top: int, vh: int) -> None:
+        """Give back the widgets more than a screen away from the viewport (scrolling back a little is free)."""
+        lo, hi = top - vh, top + 2 * vh
+        tops = self._tops
+        for i, it in enumerate(self.items):
+            if it.widget is not None and i < len(tops):
+                y = tops[i]
+                if (y + self._height(it, self._box(it)[1]) < lo or y > hi) and not self._keep(it):
+                    self._drop(it)
 
     def _on_scrolled(self, _value: int) -> None:
         if self._in_layout:
             return
         self.stick_to_bottom = self.at_bottom()
-        self._relayout()
+        self._quick_until = time.perf_counter() + STEP_BUDGET_MS / 1000.0
+        self._overscan = 0
+        try:
+            self._relayout()
+        finally:
+            self._quick_until = 0.0
+            self._overscan = OVERSCAN_PX
+        self._idle.start(IDLE_DELAY_MS)              # (again) after a pause: full renders, the overscan
+
+    # -- idle work: previews become full renders, then replies near the viewport are rendered ahead ------------
+    def _visible_range(self, margin: int = 0) -> tuple[int, int]:
+        """Indexes ``[first, last)`` of the items within ``margin`` px of the viewport."""
+        top = self.verticalScrollBar().value()
+        vh = self.viewport().height()
+        first = max(0, bisect.bisect_right(self._tops, top - margin) - 1)
+        return first, min(len(self.items), bisect.bisect_right(self._tops, top + vh + margin))
+
+    def _previews(self) -> list[_Item]:
+        """Items showing a preview, those in the viewport first (top down), then the ones near it."""
+        first, last = self._visible_range()
+        near = [it for it in self.items[first:last]]
+        near += [it for it in self.items if it.widget is not None and it not in near]
+        return [it for it in near if isinstance(it.widget, MessageWidget) and it.widget.preview]
+
+    def fully_rendered(self) -> bool:
+        """Whether every message in the viewport shows its full render with its code colours (no preview)."""
+        first, last = self._visible_range()
+        for it in self.items[first:last]:
+            w = it.widget
+            if isinstance(w, MessageWidget) and w.view is not None and (
+                    w.preview or w.view.renderer.highlights_pending):
+                return False
+        return True
+
+    def _idle_step(self) -> None:
+        """One slice of idle work (then the next is scheduled): render one previewed reply's markdown, or show
+        a rendered one in full, or render one reply within a screen of the viewport ahead (the cache)."""
+        t0 = time.perf_counter()
+        theme = palette_theme()
+        more = True
+        previews = self._previews()
+        first, last = self._visible_range(margin=OVERSCAN_PX)
+        if any(it.widget is None for it in self.items[first:last]):
+            self._quick_until = t0 + STEP_BUDGET_MS / 1000.0     # the messages just outside the viewport:
+            try:                                                 # their widgets, previews if not rendered yet
+                self._relayout()
+            finally:
+                self._quick_until = 0.0
+        elif previews:
+            it = previews[0]
+            w = it.widget
+            assert isinstance(w, MessageWidget) and it.message is not None
+            renderer = self.renders.get(it.message, theme)
+            if renderer is None:
+                self.renders.render(it.message, theme)   # this slice: markdown → HTML; the next one shows it
+            else:
+                w.set_rendered(renderer)
+        else:
+            vh = self.viewport().height()
+            first, last = self._visible_range(margin=vh)
+            ahead = [it for it in self.items[first:last] if it.widget is None and it.message is not None
+                     and it.message.role is Role.ASSISTANT and it.message.status.final and it.message.text
+                     and self.renders.get(it.message, theme) is None]
+            if ahead:
+                self.renders.render(ahead[0].message, theme)    # type: ignore[arg-type]
+            more = len(ahead) > 1
+        self.idle_slices_ms.append((time.perf_counter() - t0) * 1000.0)
+        del self.idle_slices_ms[:-1000]
+        if more:
+            self._idle.start(0)
+
+    # -- keyboard: Alt+Up / Alt+Down move between messages ----------------------------------------------------
+    def focused_message(self) -> Message | None:
+        """The message whose widget holds the keyboard focus (or a focused part of it), or None."""
+        focus = QApplication.focusWidget()
+        for it in self.items:
+            w = it.widget
+            if it.message is not None and w is not None and focus is not None and (focus is w or w.isAncestorOf(focus)):
+                return it.message
+        return None
+
+    def move_focus(self, step: int) -> MessageWidget | None:
+        """Move the keyboard focus ``step`` messages down (negative: up), scroll to that message and mark it; with
+        no message focused, Alt+Up goes to the last message in view and Alt+Down to the first. Returns its widget."""
+        idx = [i for i, it in enumerate(self.items) if it.message is not None]
+        if not idx:
+            return None
+        current = self.focused_message()
+        if current is not None:
+            pos = next(k for k, i in enumerate(idx) if self.items[i].message is current)
+            target = idx[max(0, min(len(idx) - 1, pos + step))]
+        else:
+            first, last = self._visible_range()
+            shown = [i for i in idx if first <= i < last] or idx
+            target = shown[-1] if step < 0 else shown[0]
+        msg = self.items[target].message
+        assert msg is not None
+        w = self.scroll_to(msg, margin=SPACING)
+        if w is None:
+            return None
+        n = idx.index(target) + 1
+        who = self.tr("Reply") if msg.role is Role.ASSISTANT else self.tr("Your message")
+        w.setAccessibleName(self.tr("%1, message %2 of %3").replace("%1", who).replace("%2", str(n))
+                            .replace("%3", str(len(idx))))
+        w.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        return w
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

@@ -30,6 +30,7 @@ SHORTCUTS: list[tuple[str, str]] = [
     ("Ctrl+M", QT_TRANSLATE_NOOP("HelpDialogs", "Model library")),
     ("Ctrl+,", QT_TRANSLATE_NOOP("HelpDialogs", "Settings")),
     ("Ctrl+L", QT_TRANSLATE_NOOP("HelpDialogs", "Focus the message box")),
+    ("Alt+↑ / Alt+↓", QT_TRANSLATE_NOOP("HelpDialogs", "Previous / next message (Ctrl+L goes back to typing)")),
     ("Ctrl++ / Ctrl+−", QT_TRANSLATE_NOOP("HelpDialogs", "Larger / smaller text")),
     ("Ctrl+0", QT_TRANSLATE_NOOP("HelpDialogs", "Reset the text size")),
     ("F2", QT_TRANSLATE_NOOP("HelpDialogs", "Rename the chat")),

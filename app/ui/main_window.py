@@ -469,7 +469,9 @@ class MainWindow(QMainWindow, SessionListener):
         """A reply's "Resend" link (a reply that ended without text: ``app.core.notes``)."""
         from app.core.notes import resend
 
-        widget.resend_requested.connect(lambda msg: resend(self.session, msg))
+        if not widget.property("brookResend"):           # the list reuses widgets: wire each one once
+            widget.setProperty("brookResend", True)
+            widget.resend_requested.connect(lambda msg: resend(self.session, msg))
 
     def notice(self, text: str, kind: str) -> None:
         self.chat.add_notice(text, kind)

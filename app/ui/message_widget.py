@@ -3,8 +3,19 @@ reply's figures) and ``PlainTextView`` (the user's own words, exactly as typed).
 
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QSize, Qt, Signal
-from PySide6.QtGui import QAccessible, QAccessibleEvent, QColor, QPainter, QPaintEvent, QPen
+from PySide6.QtGui import (
+    QAccessible,
+    QAccessibleEvent,
+    QColor,
+    QFocusEvent,
+    QPainter,
+    QPaintEvent,
+    QPalette,
+    QPen,
+)
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -18,6 +29,7 @@ from PySide6.QtWidgets import (
 from app.core.attachments import split_attachments
 from app.core.conversation import Message, MessageStatus, Role
 from app.core.notes import RESEND_LINK, message_notes, unanswered_note
+from app.core.preview import plain_preview
 from app.ui.markdown_view import MarkdownView, height_for_width
 from app.ui.style import border_color
 
@@ -55,6 +67,11 @@ class PlainTextView(QTextBrowser):
         self.setSizePolicy(policy)
         self.document().documentLayout().documentSizeChanged.connect(lambda _s: self.updateGeometry())
 
+    def set_plain(self, text: str) -> None:
+        """Show ``text`` instead (a reused message widget): the measured heights are forgotten."""
+        self._heights.clear()
+        self.setPlainText(text)
+
     def hasHeightForWidth(self) -> bool:
         return True
 
@@ -72,21 +89,31 @@ class PlainTextView(QTextBrowser):
 class MessageWidget(QFrame):
     """One message: a header (who, status) and its body (a ``MarkdownView`` for replies, plain text for the
     user's own words, which are shown exactly as typed). ``resend_requested(Message)``: the "Resend" link of a
-    reply that ended without any text (``app.core.notes``)."""
+    reply that ended without any text (``app.core.notes``).
+
+    The message list reuses widgets (:meth:`bind` shows another message of the same role in this one). A
+    finished reply's body is rendered in full (``body="rich"``), shown from a renderer made elsewhere
+    (:meth:`set_rendered`), or shown as a plain-text preview without markup (``body="preview"``, see
+    :attr:`preview`) until :meth:`set_rendered` replaces it. The widget takes the keyboard focus when the person
+    moves between messages (Alt+Up / Alt+Down): it then draws a focus ring and tells assistive technology.
+    """
 
     resend_requested = Signal(object)
 
-    def __init__(self, message: Message, parent: QWidget | None = None) -> None:
+    def __init__(self, message: Message, parent: QWidget | None = None, *, body: str = "rich",
+                 renderer: Any = None) -> None:
         super().__init__(parent)
         self.message = message
+        self.role = message.role
         self.setObjectName("assistantMessage" if message.role is Role.ASSISTANT else "userMessage")
         self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+        self.setAccessibleName(self.tr("Reply") if message.role is Role.ASSISTANT else self.tr("Your message"))
         lay = QVBoxLayout(self)
         lay.setContentsMargins(12, 8, 12, 8)
         lay.setSpacing(2)
         head = QHBoxLayout()
-        who = self.tr("You") if message.role is Role.USER else (message.model or self.tr("Assistant"))
-        self.who = QLabel(f"<b>{_escape(who)}</b>")
+        self.who = QLabel("")
         self.status = QLabel("")
         self.status.setObjectName("messageStatus")
         head.addWidget(self.who)
@@ -94,47 +121,116 @@ class MessageWidget(QFrame):
         head.addWidget(self.status)
         lay.addLayout(head)
         self.view: MarkdownView | None = None
+        self.plain: PlainTextView | None = None
+        self._chips: list[QLabel] = []
         if message.role is Role.ASSISTANT:
             self.view = MarkdownView(self)
             lay.addWidget(self.view)
-            if message.text and message.status.final:
-                self.view.set_text(message.text)
         else:
-            own, attachments = split_attachments(message.text)
-            lay.addWidget(PlainTextView(own if attachments else message.text, self))
-            for att in attachments:          # shown folded: name and token count; the text in the tooltip
-                tokens = f" · {att.tokens:,} tokens" if att.tokens is not None else ""
-                chip = QLabel(f"⎘ {_escape(att.name)}{tokens} · {len(att.text):,} characters")
-                chip.setObjectName("attachmentChip")
-                chip.setToolTip(att.text[:2000] + ("…" if len(att.text) > 2000 else ""))
-                lay.addWidget(chip)
+            self.plain = PlainTextView("", self)
+            lay.addWidget(self.plain)
         self.error = QLabel("")
         self.error.setObjectName("messageError")
         self.error.setWordWrap(True)
         self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.error.hide()
         lay.addWidget(self.error)
         self.note = QLabel("")                 # left-out messages, an unanswered question (app.core.notes)
         self.note.setObjectName("messageNote")
         self.note.setWordWrap(True)
         self.note.linkActivated.connect(lambda _link: self.resend_requested.emit(self.message))
-        self.note.hide()
         lay.addWidget(self.note)
         self.figures = QLabel("")
         self.figures.setObjectName("messageFigures")
-        self.figures.hide()
         lay.addWidget(self.figures)
+        self.bind(message, body=body, renderer=renderer)
+
+    @property
+    def preview(self) -> bool:
+        """Whether the body shows the plain-text preview (the full render has not been set yet)."""
+        return self.view is not None and self.view.placeholder
+
+    def bind(self, message: Message, *, body: str = "rich", renderer: Any = None) -> None:
+        """Show ``message`` (same role as the widget's first message) in this widget, replacing all it showed.
+
+        ``body``: ``"rich"`` renders a finished reply now; ``"preview"`` shows its text without markup until
+        :meth:`set_rendered`; a ``renderer`` (a finished ``IncrementalMarkdown`` of the text, in the view's theme)
+        is shown instead of rendering again. A reply that is not finished starts empty (the render tick streams
+        into it).
+        ``ValueError`` if the role differs (a user message's widget has no markdown view).
+        """
+        if message.role is not self.role:
+            raise ValueError(f"a {self.role.value} message widget cannot show a {message.role.value} message")
+        self.message = message
+        who = self.tr("You") if message.role is Role.USER else (message.model or self.tr("Assistant"))
+        self.who.setText(f"<b>{_escape(who)}</b>")
+        self.who.setToolTip("")
+        self.status.setText("")
+        self.status.setToolTip("")
+        self.error.setText("")
+        self.error.hide()
+        self.note.setText("")
+        self.note.hide()
+        self.figures.setText("")
+        self.figures.setToolTip("")
+        self.figures.hide()
+        if self.view is not None:
+            if not (message.text and message.status.final):
+                self.view.reset()
+            elif renderer is not None:
+                self.view.set_renderer(renderer)
+            elif body == "preview":
+                self.view.show_placeholder(plain_preview(message.text))
+            else:
+                self.view.set_text(message.text)
+        else:
+            assert self.plain is not None
+            for chip in self._chips:
+                chip.deleteLater()
+            self._chips = []
+            own, attachments = split_attachments(message.text)
+            self.plain.set_plain(own if attachments else message.text)
+            lay = self.layout()
+            assert isinstance(lay, QVBoxLayout)
+            for k, att in enumerate(attachments):   # shown folded: name and token count; the text in the tooltip
+                tokens = f" · {att.tokens:,} tokens" if att.tokens is not None else ""
+                chip = QLabel(f"⎘ {_escape(att.name)}{tokens} · {len(att.text):,} characters", self)
+                chip.setObjectName("attachmentChip")
+                chip.setToolTip(att.text[:2000] + ("…" if len(att.text) > 2000 else ""))
+                lay.insertWidget(2 + k, chip)
+                self._chips.append(chip)
         self.update_status()
+
+    def set_rendered(self, renderer: Any) -> None:
+        """Show the reply's full render from ``renderer`` (a finished ``IncrementalMarkdown`` of this message's
+        text in the view's theme), replacing the preview."""
+        assert self.view is not None
+        self.view.set_renderer(renderer)
+
+    def focusInEvent(self, event: QFocusEvent) -> None:
+        super().focusInEvent(event)
+        self.update()
+        text = self.message.text
+        self.setAccessibleDescription(plain_preview(text[:400]) if self.view is not None else text[:400])
+        QAccessible.updateAccessibility(QAccessibleEvent(self, QAccessible.Event.Focus))
+
+    def focusOutEvent(self, event: QFocusEvent) -> None:
+        super().focusOutEvent(event)
+        self.update()
 
     def paintEvent(self, event: QPaintEvent) -> None:
         """A reply's 1 px border, drawn here rather than by the stylesheet: a stylesheet border (or margin) makes
         the layout ask the body's height at a width wider than the body, which cost a document clone per tick."""
         super().paintEvent(event)
-        if self.message.role is Role.ASSISTANT:
+        focused = self.hasFocus()
+        if self.message.role is Role.ASSISTANT or focused:
             p = QPainter(self)
             p.setRenderHint(QPainter.RenderHint.Antialiasing)
-            p.setPen(QPen(QColor(border_color()), 1))
-            p.drawRoundedRect(self.rect().adjusted(0, 0, -1, -1), 10, 10)
+            if focused:        # the message Alt+Up / Alt+Down moved to: a 2 px ring in the highlight colour
+                p.setPen(QPen(self.palette().color(QPalette.ColorRole.Highlight), 2))
+                p.drawRoundedRect(self.rect().adjusted(1, 1, -1, -1), 10, 10)
+            else:
+                p.setPen(QPen(QColor(border_color()), 1))
+                p.drawRoundedRect(self.rect().adjusted(0, 0, -1, -1), 10, 10)
             p.end()
 
     def set_model(self, name: str) -> None:
