@@ -21,13 +21,13 @@ _QUOTE = re.compile(r"^(\s*>)+\s?")
 _TASK = re.compile(r"^(\s*)[-*+]\s+\[([ xX])\]\s+")
 _BULLET = re.compile(r"^(\s*)[-*+]\s+")
 _RULE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
-_TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+_TABLE_SEP = re.compile(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")   # also a setext underline
 _MATH_FENCE = re.compile(r"^\s*\$\$\s*$")
 _URL = r"\((?:[^()]|\([^()]*\))*\)"
 _IMAGE = re.compile(r"!\[([^\]]*)\]" + _URL)
 _LINK = re.compile(r"\[([^\]]+)\]" + _URL)
 _STRONG = re.compile(r"(\*\*|__|~~)(?=\S)(.+?)(?<=\S)\1")
-_EM = re.compile(r"(?<![\w*])([*_])(?=\S)(.+?)(?<=\S)\1(?![\w*])")
+_EM = re.compile(r"(?<!\*)\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?!\*)|(?<![\w_])_(?=\S)(.+?)(?<=\S)_(?![\w_])")
 _CODE_SPAN = re.compile(r"`+([^`]*)`+")
 
 
@@ -37,7 +37,7 @@ def _inline(line: str) -> str:
     if "`" in line:
         line = _CODE_SPAN.sub(r"\1", line)
     if "*" in line or "_" in line or "~" in line:
-        line = _EM.sub(r"\2", _STRONG.sub(r"\2", line))
+        line = _EM.sub(lambda m: m.group(1) or m.group(2), _STRONG.sub(r"\2", line))
     return line
 
 

@@ -42,11 +42,13 @@ MARGIN_X, MARGIN_Y, SPACING = 16, 12, 10
 USER_INDENT, REPLY_INDENT = 80, 24
 #: Messages this close to the viewport (px) get their widgets before they scroll in.
 OVERSCAN_PX = 120
-#: Within one scroll step, replies whose render is cached are shown in full while this much time (ms) is left;
+#: Within one scroll step, replies whose render is cached are shown in full if that fits in what is left of this;
 #: the others show their plain-text preview until the idle work renders them.
 STEP_BUDGET_MS = 6.0
 #: Quiet time (ms) after the last scroll before the idle work starts; each idle slice does one piece of work.
 IDLE_DELAY_MS = 30
+#: Characters of markdown one idle slice renders (~1-3 ms; a table that ends in the slice is parsed whole).
+RENDER_SLICE_CHARS = 500
 
 
 class ChatInput(QPlainTextEdit):
@@ -320,7 +322,8 @@ class ChatView(QAbstractScrollArea):
             if msg.role is Role.ASSISTANT and msg.status.final and msg.text:
                 theme = palette_theme()
                 if self._quick_until:
-                    renderer = self.renders.get(msg, theme) if time.perf_counter() < self._quick_until else None
+                    left_ms = (self._quick_until - time.perf_counter()) * 1000.0
+                    renderer = self.renders.get(msg, theme, max_ms=left_ms) if left_ms > 0 else None
                     if renderer is None:
                         body = "preview"
                         self._idle.start(IDLE_DELAY_MS)
@@ -492,8 +495,8 @@ class ChatView(QAbstractScrollArea):
             w = it.widget
             assert isinstance(w, MessageWidget) and it.message is not None
             renderer = self.renders.get(it.message, theme)
-            if renderer is None:
-                self.renders.render(it.message, theme)   # this slice: markdown → HTML; the next one shows it
+            if renderer is None:          # markdown → HTML, a few lines a slice; then one slice shows it
+                self.renders.render_slice(it.message, theme, RENDER_SLICE_CHARS)
             else:
                 w.set_rendered(renderer)
         else:
@@ -501,10 +504,12 @@ class ChatView(QAbstractScrollArea):
             first, last = self._visible_range(margin=vh)
             ahead = [it for it in self.items[first:last] if it.widget is None and it.message is not None
                      and it.message.role is Role.ASSISTANT and it.message.status.final and it.message.text
-                     and self.renders.get(it.message, theme) is None]
+                     and not self.renders.has(it.message, theme)]
+            more = bool(ahead)
             if ahead:
-                self.renders.render(ahead[0].message, theme)    # type: ignore[arg-type]
-            more = len(ahead) > 1
+                msg = ahead[0].message
+                assert msg is not None
+                self.renders.render_slice(msg, theme, RENDER_SLICE_CHARS)
         self.idle_slices_ms.append((time.perf_counter() - t0) * 1000.0)
         del self.idle_slices_ms[:-1000]
         if more:

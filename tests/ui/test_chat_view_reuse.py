@@ -203,6 +203,8 @@ def test_alt_up_and_down_move_the_focus_between_messages(window, qtbot) -> None:
     assert last is conv.messages[-1]                     # from the message box: the last message in view
     w = chat.widget_for(last)
     assert w.hasFocus() and "40 of 40" in w.accessibleName().replace("message ", "")
+    assert ring_drawn(w)                                 # visibly marked …
+    assert w.accessibleDescription().startswith("Marker 19.")   # … and its first words told to a screen reader
     QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_Up, Qt.KeyboardModifier.AltModifier)
     QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_Up, Qt.KeyboardModifier.AltModifier)
     assert chat.focused_message() is conv.messages[-3]
@@ -211,10 +213,21 @@ def test_alt_up_and_down_move_the_focus_between_messages(window, qtbot) -> None:
     assert w.y() >= 0 and w.y() + 40 <= chat.viewport().height()   # scrolled into view
     QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_Down, Qt.KeyboardModifier.AltModifier)
     assert chat.focused_message() is conv.messages[-2]
+    assert not ring_drawn(w)                             # the ring left with the focus
     for _ in range(45):                                  # past the first message: stays on it
         QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_Up, Qt.KeyboardModifier.AltModifier)
     assert chat.focused_message() is conv.messages[0]
     assert chat.widget_for(conv.messages[0]).y() >= 0
+
+
+def ring_drawn(w: MessageWidget) -> bool:
+    """Whether the left edge of ``w`` is drawn in the highlight colour (the focus ring)."""
+    from PySide6.QtGui import QPalette
+
+    img = w.grab().toImage()
+    want = w.palette().color(QPalette.ColorRole.Highlight)
+    got = img.pixelColor(1, img.height() // 2)
+    return abs(got.red() - want.red()) + abs(got.green() - want.green()) + abs(got.blue() - want.blue()) < 60
 
 
 def test_the_shortcuts_dialog_lists_moving_between_messages() -> None:
