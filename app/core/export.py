@@ -6,13 +6,16 @@ JSON (``FORMAT`` = ``"brook-chats"``, version 1), UTF-8::
      "conversations": [{"title", "system_prompt", "preset", "params", "created", "updated",
                         "messages": [{"role", "content", "status", "created", "model", "params",
                                       "stop_reason", "error", "metrics", "provenance",
-                                      "versions": null | {"shown": i, "others": [{content, status, …}]}},
+                                      "versions": null | {"shown": i, "others": [{content, status, …}]},
+                                      "timeline": null | {...}},
                                      ...]}, ...]}
 
 Every field a chat has in the history is in it (times in seconds since the epoch), so ``import_json`` of an
 export gives the same chats (new row ids). A reply that was still streaming when the app died is exported as
-``stopped``, as the window shows it. Markdown is for reading: one ``#`` section per chat, one ``##`` per
-message, each reply followed by its provenance (``app.core.provenance.describe``).
+``stopped``, as the window shows it. A reply's ``timeline`` is its stream timeline (every chunk's four times,
+queue, ticks; the plain shape of ``app.core.timeline_store``), absent or null when none was recorded.
+Markdown is for reading: one ``#`` section per chat, one ``##`` per message, each reply followed by its
+provenance (``app.core.provenance.describe``).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from app.core import timeline_store
 from app.core.conversation import Conversation, MessageStatus, Role
 from app.core.errors import BrookError
 from app.core.provenance import describe
@@ -40,13 +44,15 @@ def conversation_to_dict(store: Any, conv_id: int) -> dict[str, Any]:
     """One chat of ``store`` (an ``app.core.store.Store``) as a JSON-ready dict. Raises ``KeyError``."""
     conv: Conversation = store.load_conversation(conv_id)
     row = store.db.execute("SELECT created, updated FROM conversations WHERE id = ?", (conv_id,)).fetchone()
+    timelines = timeline_store.load_chat(store.db, conv_id)
     return {
         "title": conv.title, "system_prompt": conv.system_prompt, "preset": conv.preset, "params": conv.params,
         "created": row[0], "updated": row[1],
         "messages": [{"role": m.role.value, "content": m.text, "status": m.status.value, "created": m.created,
                       "model": m.model, "params": m.params, "stop_reason": m.stop_reason, "error": m.error,
                       "metrics": m.metrics, "provenance": m.provenance,
-                      "versions": {"shown": m.version_index, "others": m.versions} if m.versions else None}
+                      "versions": {"shown": m.version_index, "others": m.versions} if m.versions else None,
+                      "timeline": timelines.get(m.db_id) if m.db_id is not None else None}
                      for m in conv.messages],
     }
 
@@ -132,13 +138,15 @@ def import_json(store: Any, doc: Any) -> list[int]:
                                                       c.get("preset"), _dumps(c.get("params"))))
             cid = int(cur.lastrowid or 0)
             ids.append(cid)
-            db.executemany(
-                "INSERT INTO messages(conversation_id, role, content, status, created, model, params, stop_reason, "
-                "error, metrics, provenance, versions) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                [(cid, m["role"], m["content"], m["status"], m["created"], m.get("model"), _dumps(m.get("params")),
-                  m.get("stop_reason"), m.get("error"), _dumps(m.get("metrics")), _dumps(m.get("provenance")),
-                  _dumps(m.get("versions")))
-                 for m in c["messages"]])
+            for m in c["messages"]:
+                cur = db.execute(
+                    "INSERT INTO messages(conversation_id, role, content, status, created, model, params, stop_reason, "
+                    "error, metrics, provenance, versions) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (cid, m["role"], m["content"], m["status"], m["created"], m.get("model"), _dumps(m.get("params")),
+                     m.get("stop_reason"), m.get("error"), _dumps(m.get("metrics")), _dumps(m.get("provenance")),
+                     _dumps(m.get("versions"))))
+                if m.get("timeline") is not None:
+                    timeline_store.save(db, int(cur.lastrowid or 0), m["timeline"])
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")
@@ -191,6 +199,11 @@ def _validated(doc: Any) -> list[dict[str, Any]]:
             for k in ("params", "metrics", "provenance", "versions"):
                 if m.get(k) is not None:
                     _need(m[k], dict, f"{mw}: {k}")
+            if m.get("timeline") is not None:
+                try:
+                    timeline_store.validated(m["timeline"])
+                except ValueError as exc:
+                    raise ChatImportError(f"{mw}: {exc}.") from None
     return chats
 
 

@@ -281,6 +281,7 @@ def _finish_metrics(loop: asyncio.AbstractEventLoop, reply: Message, metrics: St
         for h in timer:
             h.cancel()
         s = metrics.summary()
+        metrics.final = True
         current = reply.generation_id == gid     # not already reused for a newer generation (continue)
         if current:
             reply.metrics = _with_left_out(s.as_dict(), reply)

@@ -118,6 +118,7 @@ class StreamMetrics:
     ticks: int = 0
     longest_tick_s: float = 0.0
     on_caught_up: Callable[[], None] | None = field(default=None, repr=False)
+    final: bool = False                    # set by ``generate`` once the summary is final (stamps complete)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     # worker thread -------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from app.core import timeline_store
 from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.core.errors import BrookError
 from app.core.generation import Generation, StreamSettings, generate, mark_stopped
@@ -375,6 +376,10 @@ class ChatSession:
             self._finish(gen)
         elif any(m is gen.reply for m in gen.conversation.messages):   # final figures, unless it was deleted
             self._save(gen.conversation, gen.reply)
+        else:
+            return
+        if gen.metrics.final:                 # notified once with final figures (app.core.generation)
+            self._save_timeline(gen)
 
     # -- stopping ----------------------------------------------------------------------------------------
     def stop(self) -> None:
@@ -425,6 +430,19 @@ class ChatSession:
                 if conv.id is not None and self.generations_in(conv):
                     self._live[conv.id] = conv
                 self.listener.history_changed()
+        except Exception as exc:  # the chat goes on even when the disk is full
+            self._save_failed(exc)
+
+    def _save_timeline(self, gen: Generation) -> None:
+        """When a reply's figures are final (finished or stopped, every chunk painted; ``generate`` notifies that
+        once): its stream timeline into the history (``app.core.timeline_store``; one write at the end, never per
+        chunk)."""
+        reply = gen.reply
+        if self.store is None or reply.db_id is None:
+            return
+        try:
+            size = self.store.save_timeline(reply.db_id, timeline_store.from_metrics(gen.metrics, reply.created))
+            log.debug("reply %s: timeline stored (%d bytes, %d chunks)", reply.id, size, len(gen.metrics.produced))
         except Exception as exc:  # the chat goes on even when the disk is full
             self._save_failed(exc)
 

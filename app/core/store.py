@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.core import timeline_store
 from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.core.recovery import damage, guard_store, looks_like_sqlite, recover, recovery_notice, start_daily_backup
 from app.core.search import SearchHit, ensure_search_index, has_search_index
@@ -24,7 +25,8 @@ from app.core.store_columns import ensure_columns, load_versions, versions_json
 from app.core.text import decode_utf8, valid_text
 
 log = logging.getLogger("brook.store")
-SCHEMA_VERSION = 1
+#: 1: chats and messages; 2: each reply's stream timeline (``timelines``, app.core.timeline_store)
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS conversations (
@@ -210,6 +212,9 @@ class Store:
         version = self.db.execute("PRAGMA user_version").fetchone()[0]
         if version < 1:
             self.db.executescript(_SCHEMA)
+        if version < 2:
+            timeline_store.ensure_table(self.db)
+        if version < SCHEMA_VERSION:
             self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         ensure_columns(self.db)
         self.has_fts = ensure_search_index(self.db)
@@ -273,6 +278,15 @@ class Store:
         return conv
 
     # messages ------------------------------------------------------------------------------------------
+    def save_timeline(self, message_id: int, timeline: dict[str, Any]) -> int:
+        """Store a reply's stream timeline (the plain shape of ``app.core.timeline_store``; replaces one stored
+        before; deleted with its message). Returns its size in bytes. Raises ``ValueError`` for a bad one."""
+        return timeline_store.save(self.db, message_id, timeline)
+
+    def load_timeline(self, message_id: int) -> dict[str, Any] | None:
+        """Message ``message_id``'s stored stream timeline (plain shape), or None."""
+        return timeline_store.load(self.db, message_id)
+
     def delete_message(self, message_id: int) -> None:
         self.db.execute("DELETE FROM messages WHERE id = ?", (message_id,))
 

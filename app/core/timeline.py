@@ -120,7 +120,13 @@ def figures(m: StreamMetrics, tl: Timeline | None = None) -> dict[str, Any]:
     app's share); ``chunks_per_tick_mean/max``; ``waiting_in_queue_max``.
     """
     tl = tl if tl is not None else snapshot(m)
-    out: dict[str, Any] = m.summary().as_dict()
+    return figures_of(m.summary().as_dict(), tl)
+
+
+def figures_of(summary: dict[str, Any], tl: Timeline) -> dict[str, Any]:
+    """``figures`` from a reply's summary (``ReplySummary.as_dict()``, e.g. a stored ``Message.metrics``) and its
+    timeline (live or stored, ``app.core.timeline_store``)."""
+    out: dict[str, Any] = dict(summary)
     gaps = np.diff(tl.produced)
     out["gap_ms_p50"], out["gap_ms_p95"] = _pct(gaps, 50), _pct(gaps, 95)
     out["gap_ms_max"] = float(gaps.max()) if len(gaps) else None

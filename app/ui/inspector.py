@@ -38,9 +38,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core import timeline_store
 from app.core.conversation import Message
+from app.core.errors import BrookError
 from app.core.metrics import StreamMetrics
-from app.core.timeline import Timeline, chunk_texts, figures, snapshot, timeline_dict
+from app.core.timeline import Timeline, chunk_texts, figures, figures_of, snapshot, timeline_dict
 from app.ui.timeline_view import TimelineView
 
 log = logging.getLogger("brook.ui.inspector")
@@ -93,6 +95,7 @@ class StreamInspector(QWidget):
         super().__init__(parent)
         self._reply: Message | None = None
         self._metrics: StreamMetrics | None = None
+        self._stored: dict[str, Any] | None = None      # a finished reply's timeline from the history
         self._text: str = ""
         self._watchdog: Any = None
         self._seen: tuple[int, ...] = ()
@@ -152,13 +155,20 @@ class StreamInspector(QWidget):
         self._timer.timeout.connect(self._on_timer)
 
     # what to show ----------------------------------------------------------------------------------------
-    def set_reply(self, reply: Message | None, metrics: StreamMetrics | None = None) -> None:
+    def set_reply(self, reply: Message | None, metrics: StreamMetrics | None = None,
+                  stored: dict[str, Any] | None = None) -> None:
         """Show ``reply`` (None: nothing) with its live ``metrics`` (its ``Generation.metrics``; see
-        ``ChatSession.generation_of``). A reply without stamps (loaded from history) shows its stored summary only."""
+        ``ChatSession.generation_of``) or, for a finished reply, its ``stored`` timeline (the plain shape of
+        ``app.core.timeline_store``, from the history: shown after a restart too). A reply with neither shows its
+        stored summary only."""
         self._reply = reply
         self._metrics = metrics if reply is not None else None
+        self._stored = stored if reply is not None and metrics is None and \
+            timeline_store.belongs_to(stored, reply.created) else None
         self._reset()
         self._set_title()
+        if self._stored is not None:
+            self._draw_stored(self._stored)
         self.refresh()
 
     def _set_title(self) -> None:
@@ -169,8 +179,10 @@ class StreamInspector(QWidget):
             return
         model = f" · {reply.model}" if reply.model else ""
         text = f"Reply {reply.id}{model} · {reply.status.value}"
-        if self._metrics is None:
-            text += " · no timeline (recorded only while it streams here)"
+        if self._stored is not None:
+            text += " · " + self.tr("stored timeline")
+        elif self._metrics is None:
+            text += " · " + self.tr("no timeline (none was stored with this reply)")
         if text != self.title.text():
             self.title.setText(text)
 
@@ -178,6 +190,7 @@ class StreamInspector(QWidget):
         """Show a bare ``StreamMetrics`` (recorded elsewhere, e.g. a benchmark); ``text`` is the reply."""
         self._reply = None
         self._metrics = metrics
+        self._stored = None
         self._text = text
         self._reset()
         self.title.setText(title or "Stream timeline")
@@ -255,7 +268,8 @@ class StreamInspector(QWidget):
         wd = self._watchdog
         stalls = wd.stalls if wd is not None else 0
         if m is None:
-            self._draw_empty()
+            if self._stored is None:
+                self._draw_empty()
             return False
         key = (len(m.produced), len(m.enqueued), len(m.dequeued), len(m.painted), len(m.tick_at),
                m.t_end is not None, m.t_worker_done is not None, stalls)
@@ -282,6 +296,17 @@ class StreamInspector(QWidget):
         self.view.set_timeline(None)
         stored = self._reply.metrics if self._reply is not None else None
         self._show_figures(dict(stored) if stored else {})
+
+    def _draw_stored(self, d: dict[str, Any]) -> None:
+        """A finished reply's timeline from the history (its times are ms already; the watchdog's stalls of
+        another session are not comparable, so none are drawn)."""
+        tl = self._tl = timeline_store.to_timeline(d)
+        self._texts = None
+        self.refreshes += 1
+        self.view.stalls = []
+        self.view.set_timeline(tl, final=True)
+        stored = self._reply.metrics if self._reply is not None else None
+        self._show_figures(figures_of(dict(stored or {}), tl))
 
     def _set_stalls(self, tl: Timeline) -> None:
         wd = self._watchdog
@@ -335,12 +360,14 @@ class StreamInspector(QWidget):
     # export ------------------------------------------------------------------------------------------------
     def timeline(self) -> dict[str, Any] | None:
         """The raw timings of the shown reply (``app.core.timeline.timeline_dict``), or None."""
-        if self._metrics is None:
-            return None
         extra: dict[str, Any] = {}
         if self._reply is not None:
             extra = {"reply_id": self._reply.id, "model": self._reply.model, "status": self._reply.status.value,
                      "stop_reason": self._reply.stop_reason, "params": self._reply.params}
+        if self._stored is not None and self._reply is not None:
+            return timeline_store.export_dict(self._stored, self._reply.metrics, self._reply.text, **extra)
+        if self._metrics is None:
+            return None
         wd = self._watchdog
         if wd is not None:
             extra["loop_stalls_since_start"] = wd.stalls
@@ -385,7 +412,8 @@ class StreamInspectorDock(QDockWidget):
     streaming (``on_painted``, from the coalescer's ``painted`` signal) unless one was chosen with ``inspect``."""
 
     def __init__(self, parent: QWidget | None = None,
-                 metrics_for: Callable[[Message], StreamMetrics | None] | None = None) -> None:
+                 metrics_for: Callable[[Message], StreamMetrics | None] | None = None,
+                 stored_for: Callable[[Message], dict[str, Any] | None] | None = None) -> None:
         super().__init__("Stream inspector", parent)
         self.setObjectName("streamInspector")
         self.inspector = StreamInspector(self)
@@ -393,9 +421,11 @@ class StreamInspectorDock(QDockWidget):
         self.setAllowedAreas(Qt.DockWidgetArea.BottomDockWidgetArea | Qt.DockWidgetArea.RightDockWidgetArea)
         self.pinned: Message | None = None
         self.metrics_for = metrics_for or (lambda _reply: None)   # a reply's live metrics (its generation's)
+        self.stored_for = stored_for or (lambda _reply: None)     # a finished reply's timeline from the history
 
     def _show(self, reply: Message) -> None:
-        self.inspector.set_reply(reply, self.metrics_for(reply))
+        metrics = self.metrics_for(reply)
+        self.inspector.set_reply(reply, metrics, None if metrics is not None else self.stored_for(reply))
 
     def inspect(self, reply: Message | None) -> None:
         """Show ``reply`` (the selected one) and stay on it; None: follow the streaming reply again."""
@@ -436,7 +466,17 @@ def install_inspector(window: QMainWindow, coalescer: Any) -> StreamInspectorDoc
         gen = session.generation_of(reply) if session is not None else None
         return gen.metrics if gen is not None else coalescer.metrics_of(reply)
 
-    dock = StreamInspectorDock(window, metrics_for)
+    def stored_for(reply: Message) -> dict[str, Any] | None:
+        store = getattr(window, "store", None)
+        if store is None or reply.db_id is None or not reply.status.final:
+            return None
+        try:
+            return store.load_timeline(reply.db_id)
+        except BrookError as exc:             # HistoryError: the reply's summary is shown instead
+            log.warning("loading the timeline of reply %s failed: %s", reply.id, exc)
+            return None
+
+    dock = StreamInspectorDock(window, metrics_for, stored_for)
     window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
     dock.hide()
     action = dock.toggleViewAction()

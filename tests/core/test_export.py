@@ -13,6 +13,8 @@ import pytest
 from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.core.export import ChatImportError, export_json, export_markdown, import_file, import_json
 from app.core.store import Store
+from app.core.timeline_store import from_metrics
+from tests.core.test_timeline_store import _recorded
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,6 +30,7 @@ def _fill(store: Store) -> tuple[Conversation, Conversation]:
                                   "chat_template": "GGUF tokenizer.chat_template"}))
     r.versions, r.version_index = [{"content": "an earlier reply", "status": "stopped", "created": 999.0}], 1
     store.save_message(a, r)
+    store.save_timeline(r.db_id or 0, from_metrics(_recorded(40, stopped=True), r.created))
     b = Conversation(title="中文")
     store.save_message(b, b.add(Message(Role.USER, "你好，世界", created=2000.0)))
     e = b.add(Message(Role.ASSISTANT, "部分回", status=MessageStatus.TIMED_OUT, created=2001.0,
@@ -51,12 +54,15 @@ def test_export_import_round_trip_is_lossless_field_by_field(tmp_path: Path) -> 
             assert after[key] == before[key], key
         for mb, ma in zip(before["messages"], after["messages"], strict=True):
             for key in ("role", "content", "status", "created", "model", "params", "stop_reason", "error",
-                        "metrics", "provenance", "versions"):
+                        "metrics", "provenance", "versions", "timeline"):
                 assert ma[key] == mb[key], key
     first = again["conversations"][0]        # newest first: "中文" was updated last
     assert first["title"] == "中文" and first["messages"][1]["status"] == "timed out"
     assert again["conversations"][1]["messages"][1]["provenance"]["model_sha256"] == "ab" * 32
     assert again["conversations"][1]["messages"][1]["versions"]["others"][0]["content"] == "an earlier reply"
+    timeline = again["conversations"][1]["messages"][1]["timeline"]       # the reply's stream timeline came along
+    assert len(timeline["chunks"]["produced_ms"]) == 40 and timeline["stop_ms"] is not None
+    assert [m["timeline"] for m in first["messages"]] == [None, None]
 
 
 def test_markdown_has_messages_and_provenance(tmp_path: Path) -> None:
@@ -78,6 +84,11 @@ def test_markdown_has_messages_and_provenance(tmp_path: Path) -> None:
         {"title": "ok", "created": 1, "updated": 1, "messages": []},
         {"title": "bad", "created": 1, "updated": 1,
          "messages": [{"role": "wizard", "content": "x", "status": "done", "created": 1}]}]}, "message 1: role"),
+    ({"format": "brook-chats", "version": 1, "conversations": [
+        {"title": "t", "created": 1, "updated": 1,
+         "messages": [{"role": "assistant", "content": "x", "status": "done", "created": 1,
+                       "timeline": {"version": 1, "chunks": {"produced_ms": ["soon"]}, "ticks": {}}}]}]},
+     "message 1: timeline: chunks.produced_ms"),
 ])
 def test_bad_import_is_refused_with_a_reason_and_imports_nothing(tmp_path: Path, doc: dict, words: str) -> None:
     store = Store(tmp_path / "a.sqlite3")
