@@ -217,8 +217,8 @@ def main(argv: list[str] | None = None) -> int:
             await closing
             code = 0
         await window.shutdown()
-        if watchdog is not None:
-            watchdog.stop()
+        if window.watchdog is not None:     # the settings may have changed or stopped it
+            window.watchdog.stop()
         return code
 
     with loop:

@@ -89,12 +89,22 @@ class LoopWatchdog:
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._answered = threading.Event()
+        self._wake = threading.Event()       # stop() or a new threshold: end the wait between pings now
         self._loop_thread_id: int | None = None
         self.in_stall = False               # True from taking the stack of a stall until it ends
 
     @property
     def threshold_ms(self) -> float:
         return self.threshold_s * 1000.0
+
+    def set_threshold_ms(self, threshold_ms: float) -> None:
+        """Change the threshold of a running (or not yet started) watchdog: from the next ping on, at once
+        (the thread's wait between pings is cut short). Raises ``ValueError`` for a threshold ≤ 0."""
+        if not threshold_ms > 0:
+            raise ValueError(f"the watchdog threshold must be > 0 ms, not {threshold_ms!r}")
+        self.threshold_s = threshold_ms / 1000.0
+        self.hang_report_s = max(self.hang_report_s, self.threshold_s)
+        self._wake.set()
 
     @property
     def running(self) -> bool:
@@ -112,6 +122,7 @@ class LoopWatchdog:
         """Stop the thread and wait up to ``timeout`` seconds for it; safe to call twice or before start."""
         self._stop.set()
         self._answered.set()
+        self._wake.set()
         t = self._thread
         if t is not None and t is not threading.current_thread():
             t.join(timeout)
@@ -121,7 +132,6 @@ class LoopWatchdog:
         self._answered.set()
 
     def _run(self) -> None:
-        period = self.threshold_s / 4
         while not self._stop.is_set():
             self._answered.clear()
             sent = _clock()
@@ -133,8 +143,8 @@ class LoopWatchdog:
                 return
             if not self._answered.wait(self.threshold_s) and not self._stop.is_set():
                 self._stalled(sent)
-            if self._stop.wait(period):
-                return
+            self._wake.wait(self.threshold_s / 4)      # the ping period
+            self._wake.clear()
 
     def _stalled(self, sent: float) -> None:
         """The ping sent at ``sent`` is late: take the stack now, wait for the answer, then report."""
@@ -210,6 +220,21 @@ def format_stack(frame: FrameType, limit: int = STACK_FRAMES) -> str:
         code = f" {f.line.strip()}" if f.line else ""
         lines.append(f"  {_short_path(f.filename)}:{f.lineno} in {f.name}:{code}")
     return "\n".join(lines) + "\n"
+
+
+def retune(watchdog: LoopWatchdog | None, threshold_ms: float,
+           loop: asyncio.AbstractEventLoop | None = None) -> LoopWatchdog | None:
+    """Apply a new threshold (the settings' ``watchdog_threshold_ms``) while the app runs: the running
+    ``watchdog`` keeps its counts and takes the new threshold; ≤ 0 stops it (returns None); with none running,
+    one is started on ``loop`` (see ``start_watchdog``). Returns the watchdog now in use."""
+    if threshold_ms <= 0:
+        if watchdog is not None:
+            watchdog.stop()
+        return None
+    if watchdog is not None and watchdog.running:
+        watchdog.set_threshold_ms(threshold_ms)
+        return watchdog
+    return start_watchdog(threshold_ms, loop)
 
 
 def start_watchdog(threshold_ms: float = DEFAULT_THRESHOLD_MS, loop: asyncio.AbstractEventLoop | None = None,

@@ -33,6 +33,7 @@ from app.core.session import ChatSession, SessionListener
 from app.core.settings import AppSettings
 from app.core.store import Store
 from app.core.types import GenerationParams
+from app.core.watchdog import LoopWatchdog
 from app.ui.chat_view import ChatInput, ChatView
 from app.ui.coalescer import Coalescer
 from app.ui.status_bar import StatusBar
@@ -59,6 +60,7 @@ class MainWindow(QMainWindow, SessionListener):
 
     reply_finished = Signal(object)
     model_ready = Signal(bool)
+    watchdog: LoopWatchdog | None = None    # the event-loop watchdog (started by the launcher)
 
     def __init__(self, engine: Any, settings: AppSettings | None = None, store: Store | None = None) -> None:
         super().__init__()
@@ -305,12 +307,9 @@ class MainWindow(QMainWindow, SessionListener):
         return await self.session.open_model(path)
 
     def edit_settings(self) -> None:
-        from app.ui.settings_dialog import SettingsDialog
+        from app.ui.settings_dialog import edit_settings
 
-        dlg = SettingsDialog(self.settings, self)
-        if dlg.exec():
-            self.session.settings = dlg.result_settings()
-            self.session.save_settings()
+        edit_settings(self)
 
     def _persist_settings(self) -> None:
         self.session.save_settings()

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from app.core.presets import BUILTIN, preset
 from app.core.settings import AppSettings
+from app.core.watchdog import retune
 from app.ui.sampling_form import SamplingForm, dspin, help_text, spin
 
 
@@ -113,6 +114,15 @@ class SettingsDialog(QDialog):
         self.total.setToolTip(self.tr("Stop a reply that takes longer than this in all (its text is kept)."))
         tform.addRow(self.tr("First-token timeout"), self.first_token)
         tform.addRow(self.tr("Total timeout"), self.total)
+        self.watchdog = spin(0, 60000, round(settings.watchdog_threshold_ms), self.tr(" ms"))
+        self.watchdog.setSingleStep(10)
+        self.watchdog.setSpecialValueText(self.tr("off"))
+        self.watchdog.setAccessibleName(self.tr("Event-loop watchdog threshold"))
+        self.watchdog.setToolTip(self.tr(
+            "When the window's event loop does not turn for longer than this (a stutter you would notice), Brook "
+            "logs one warning with the stack of the code that held it up, and the stream inspector counts the "
+            "stall. Default 100 ms; lower finds shorter stutters, 0 turns the watchdog off. Applies at once."))
+        tform.addRow(self.tr("Event-loop watchdog"), self.watchdog)
         right.addWidget(timing)
 
         look = QGroupBox(self.tr("Appearance"))
@@ -163,6 +173,7 @@ class SettingsDialog(QDialog):
         self.idle.setValue(int(d.idle_unload_minutes))
         self.first_token.setValue(d.first_token_timeout_s)
         self.total.setValue(d.total_timeout_s)
+        self.watchdog.setValue(round(d.watchdog_threshold_ms))
         self.language.setCurrentIndex(max(0, self.language.findData(d.language)))
         self.theme.setCurrentIndex(max(0, self.theme.findData(d.theme)))
 
@@ -172,4 +183,20 @@ class SettingsDialog(QDialog):
                        n_ctx=self.n_ctx.value(), system_prompt=self.system_prompt.toPlainText().strip(),
                        n_threads=self.n_threads.value() or None, n_gpu_layers=self.n_gpu_layers.value(),
                        models_dir=self.models_dir.text().strip() or None, language=self.language.currentData(),
-                       theme=self.theme.currentData(), idle_unload_minutes=float(self.idle.value()))
+                       theme=self.theme.currentData(), idle_unload_minutes=float(self.idle.value()),
+                       watchdog_threshold_ms=float(self.watchdog.value()))
+
+
+def edit_settings(window: Any) -> bool:
+    """Settings… of ``window`` (a ``MainWindow``): the dialog; on OK the settings are kept and saved, and a new
+    watchdog threshold applies to the running event-loop watchdog at once (``app.core.watchdog.retune``).
+    Returns whether the settings were changed."""
+    dlg = SettingsDialog(window.settings, window)
+    if not dlg.exec():
+        return False
+    before, window.session.settings = window.settings, dlg.result_settings()
+    window.session.save_settings()
+    if window.settings.watchdog_threshold_ms != before.watchdog_threshold_ms:
+        window.watchdog = retune(window.watchdog, window.settings.watchdog_threshold_ms)
+        window.inspector_dock.inspector.set_watchdog(window.watchdog)
+    return True

@@ -132,3 +132,33 @@ def test_threshold_must_be_positive_and_zero_means_off() -> None:
         assert start_watchdog(0, loop) is None
     finally:
         loop.close()
+
+
+def test_a_new_threshold_applies_to_the_running_watchdog_at_once() -> None:
+    """The settings dialog's threshold applies live (``retune``): same watchdog, same counts, new threshold,
+    even when the old one's ping period (60 s / 4) would have kept the thread asleep for 15 s."""
+    from app.core.watchdog import retune
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        wd = LoopWatchdog(loop, threshold_ms=60_000, min_interval_s=0.0)
+        wd.start()
+        try:
+            await asyncio.sleep(0.05)                   # first ping answered: the thread waits out its period
+            assert retune(wd, 100) is wd and wd.threshold_ms == 100 and wd.running
+            time.sleep(0.3)                             # blocks the loop: a stall at 100 ms, none at 60 s
+            deadline = time.monotonic() + 10.0          # far below the old 15 s period
+            while not wd.in_stall and time.monotonic() < deadline:
+                time.sleep(0.005)
+            assert wd.in_stall, "the new threshold did not apply at once"
+            await _until(lambda: wd.stalls == 1)
+            assert retune(wd, 0) is None and not wd.running        # 0: off
+            other = retune(None, 250, loop)                         # on again: a new one
+            assert other is not None and other.running and other.threshold_ms == 250
+            other.stop()
+            with pytest.raises(ValueError):
+                wd.set_threshold_ms(0)
+        finally:
+            wd.stop()
+
+    _run(main)
