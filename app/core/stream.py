@@ -380,9 +380,9 @@ class TokenStream:
             iterator = iter(self._produce(stop))
             for chunk in iterator:
                 t = now()
-                m.on_produced(t, chunk.n_tokens)
-                if stop.is_set():
+                if stop.is_set():    # produced as Stop came (mid-decode): dropped, so not counted either
                     break
+                m.on_produced(t, chunk.n_tokens)
                 if chunk.raw:
                     if decoder is None:
                         decoder = codecs.getincrementaldecoder("utf-8")("replace")

@@ -404,6 +404,7 @@ class MainWindow(QMainWindow, SessionListener):
 
     def reply_changed(self, gen: Generation) -> None:
         reply = gen.reply
+        self.status.update_reply(reply)          # the last reply's final figures come after it ended
         widget = self.chat.widget_for(reply) if gen.conversation is self.conversation else None
         if widget is not None:
             widget.update_status()
@@ -435,7 +436,7 @@ class MainWindow(QMainWindow, SessionListener):
             self.chat.message_changed(reply)
         if not self.session.running:
             self.status.set_state(self.tr("ready"))
-        self.status.show_figures(reply.metrics)
+        self.status.show_reply(reply)
         if gen.conversation is self.conversation:
             self._set_send_mode(stop=self.generating)
         self.reply_finished.emit(reply)

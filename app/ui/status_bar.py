@@ -7,6 +7,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar, QWidget
 
+from app.core.conversation import Message
 from app.core.generation import Generation
 from app.core.metrics import now
 from app.ui.chat_view import format_figures
@@ -42,6 +43,7 @@ class StatusBar(QStatusBar):
         self.addPermanentWidget(self.ttft_label)
         self.addPermanentWidget(self.rate_label)
         self._last_live = 0.0
+        self._last_reply: Message | None = None
 
     def set_model(self, name: str) -> None:
         self.model_label.setText(name)
@@ -72,8 +74,20 @@ class StatusBar(QStatusBar):
         if rate is not None:
             self.rate_label.setText(f"{rate:.1f} tok/s")
 
+    def show_reply(self, reply: Message) -> None:
+        """A reply ended: show its figures now, and again when its final ones come (``update_reply``)."""
+        self._last_reply = reply
+        self.show_figures(reply.metrics)
+
+    def update_reply(self, reply: Message) -> None:
+        """``reply`` changed. Its final figures (TTFT needs the first paint, which may come after the reply ended;
+        see ``app.core.generation``) are shown when it is the last reply that ended."""
+        if reply is self._last_reply and reply.status.final:
+            self.show_figures(reply.metrics)
+
     def show_figures(self, metrics: dict[str, Any] | None) -> None:
-        """The figures of a finished reply (its ``Message.metrics``)."""
+        """The figures of a finished reply (its ``Message.metrics``; ``decode_tokens_per_s`` is
+        ``StreamMetrics.tokens_per_s()``, the function of the live figure too)."""
         m = metrics or {}
         ttft, rate = m.get("ttft_ms"), m.get("decode_tokens_per_s")
         self.ttft_label.setText(f"TTFT {ttft:.0f} ms" if ttft is not None else "TTFT –")
