@@ -4,7 +4,7 @@ Sends ``SMOKE_PROMPT`` (temperature 0, seed 42, at most 200 tokens), waits for t
 ``--stop-after-ms`` after the first token), and prints one JSON line::
 
     {"model", "chunks", "ticks", "ttft_ms", "tokens_per_s", "max_stall_ms", "stopped", "chunks_after_stop",
-     "reply_chars", "code_blocks", "status", "closed", "window_shown_at", "model_loaded_at"}
+     "reply_chars", "code_blocks", "formula_images", "status", "closed", "window_shown_at", "model_loaded_at"}
 
 ``ticks`` counts render ticks that painted new text of the reply; ``max_stall_ms`` is the longest gap between
 two firings of a 2 ms precise QTimer while the reply ran (the main loop's worst iteration, timer slack
@@ -22,6 +22,7 @@ import time
 from PySide6.QtCore import QObject, Qt, QTimer
 
 from app.core.conversation import Message, MessageStatus
+from app.core.math_render import MATH_SCHEME
 from app.core.types import GenerationParams
 
 SMOKE_PROMPT = "Write a Python function that reverses a string. Put the code in a fenced code block."
@@ -119,11 +120,14 @@ async def run_smoke_test(window, load: asyncio.Future[bool], args: argparse.Name
         if gen is not None and gen.stream is not None:
             await gen.stream.wait_closed()
         await asyncio.sleep(0.3)
-    monitor.stop()
     widget = window.chat.widget_for(reply)
     view = widget.view if widget is not None else None
-    metrics = reply.metrics or {}
     renderer = getattr(view, "renderer", None)
+    settle_by = time.monotonic() + SMOKE_TIMEOUT_S     # code colours and formula images from the worker pools
+    while renderer is not None and renderer.highlights_pending and time.monotonic() < settle_by:  # noqa: ASYNC110
+        await asyncio.sleep(0.05)      # the view polls the pools on a timer: there is no event to wait on
+    monitor.stop()
+    metrics = reply.metrics or {}
     code_blocks = len(getattr(renderer, "code_blocks", []) or [])
     result = {
         "model": window.engine.name,
@@ -136,6 +140,7 @@ async def run_smoke_test(window, load: asyncio.Future[bool], args: argparse.Name
         "chunks_after_stop": window.chunks_painted_after_stop(reply),
         "reply_chars": len(reply.text),
         "code_blocks": code_blocks,
+        "formula_images": renderer.html.count(f'src="{MATH_SCHEME}:') if renderer is not None else 0,
         "status": reply.status.value,
         "closed": close_after is not None,
         "window_shown_at": round(shown_at, 4),   # Unix time (s): the start-up benchmark subtracts its launch time

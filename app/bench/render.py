@@ -161,6 +161,11 @@ def measure_frames(text: str, tokens_per_s: float = 2000.0, tick_ms: int = 16, *
     from app.core.highlight import warm_up
 
     warm_up()  # as the app does while the model loads: lexers are built before the first reply
+    from app.core.math_render import default_math_pool
+    from app.core.math_render import warm_up as warm_up_math
+
+    warm_up_math()  # and the math worker has imported matplotlib (the model takes longer to load)
+    default_math_pool().wait(120)
     # the reply inside the real chat view, with the window's real stylesheet (margins, borders), as in the app:
     # the message list lays the reply out, follows the bottom, and asks its height each tick
     import app.ui.markdown_view as markdown_view
@@ -256,11 +261,11 @@ def measure_frames(text: str, tokens_per_s: float = 2000.0, tick_ms: int = 16, *
     loop.exec()
     app.processEvents()
     deadline = time.perf_counter() + 120
-    while view.renderer.highlights_pending and time.perf_counter() < deadline:   # code colours from the pool
+    while view.renderer.highlights_pending and time.perf_counter() < deadline:   # code colours, formulas
         app.processEvents()
         time.sleep(0.01)
     view.refresh()
-    ok = view.renderer.html == render_markdown(text, theme="light")
+    ok = view.renderer.html == render_markdown(text, theme="light", math=view.renderer.math)
     area.close()
     markdown_view.height_for_width = real_hfw
     refreshes = 0

@@ -315,13 +315,13 @@ class MainWindow(QMainWindow, SessionListener):
         self.session.save_settings()
 
     def _warm_up_renderer(self) -> None:
-        """Pay the one-time costs (pygments lexer import, monospace font and layout set-up: ~30 ms here) while
-        the model loads, not in the first render tick of the first reply."""
+        """Pay the one-time costs (pygments lexer import, monospace font and layout set-up: ~30 ms here; the math
+        worker's matplotlib import) while the model loads, not in the first render tick of the first reply."""
         from app.ui.markdown_view import MarkdownView
 
         view = MarkdownView(None)
         view.resize(400, 200)
-        view.append_text("Warm **up** `x`\n\n```python\ndef f(x):\n    return x\n```\n\n| a |\n|---|\n| 1 |\n")
+        view.append_text("Warm **up** `x` $x^2$\n\n```python\ndef f(x):\n    return x\n```\n\n| a |\n|---|\n| 1 |\n")
         view.refresh()
         view.finish()
         view.document().size()

@@ -14,6 +14,11 @@ if it lies inside a replaced piece, and is restored when the same text is still 
 Each block's HTML is inserted with the same procedure whether it streams in or a finished message is loaded
 with :meth:`MarkdownView.set_text`, so both give the same document.
 
+Formulas are images the math pool (:mod:`app.core.math_render`, a worker process) draws at the screen's
+device pixel ratio in the theme's text colour; :meth:`MarkdownView.loadResource` hands Qt the image an
+``<img src="brook-math:…">`` names (so the HTML stays small: no ``data:`` URI), and a copied selection holds the
+formula's TeX (``$…$``), not an object character. Until the image is known the formula shows as TeX.
+
 Links: only ``http``/``https``/``mailto`` are opened (by the desktop, never inside the view); ``brook-copy:N``
 copies the raw code of code block N to the clipboard; ``brook-think:toggle`` folds the reasoning section;
 anything else is ignored.
@@ -24,7 +29,7 @@ from __future__ import annotations
 import math
 import re
 
-from PySide6.QtCore import QEvent, QSize, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QEvent, QMimeData, QSize, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QColor,
     QDesktopServices,
@@ -42,6 +47,8 @@ from app.core.lexer_pool import LexerPool, default_pool
 from app.core.markdown import PIECE, IncrementalMarkdown
 from app.core.markdown.links import COPY_SCHEME, THINK_SCHEME, is_safe_url
 from app.core.markdown.thinking import THINK_DIM, thinking_header_html
+from app.core.math_render import MathPool, default_math_pool
+from app.ui.formulas import formula_image, math_cache, text_with_tex
 
 #: Proportional font families, with CJK fallbacks (Qt uses the first installed family that has a glyph).
 UI_FONT_FAMILIES = [
@@ -101,6 +108,18 @@ def _blank_renderer(theme: str) -> IncrementalMarkdown:
     return blank
 
 
+def reply_renderer(theme: str, font: QFont | None = None, dpr: float | None = None) -> IncrementalMarkdown:
+    """A renderer for a reply shown in ``theme``: code lexed by the lexer pool, formulas drawn by the math pool
+    for ``font`` at ``dpr`` (default: a view's font, the primary screen's device pixel ratio)."""
+    if font is None:
+        font = QFont(QApplication.font())
+        font.setFamilies(UI_FONT_FAMILIES)
+    if dpr is None:
+        screen = QGuiApplication.primaryScreen()
+        dpr = screen.devicePixelRatio() if screen is not None else 1.0
+    return IncrementalMarkdown(theme=theme, pool=MarkdownView.lexer_pool(), math=math_cache(font, dpr))
+
+
 def palette_theme(palette: QPalette | None = None) -> str:
     """``"dark"`` when the window colour's lightness is below 128 (of 255), else ``"light"``."""
     pal = palette if palette is not None else QApplication.palette()
@@ -124,6 +143,11 @@ class MarkdownView(QTextBrowser):
     def lexer_pool() -> LexerPool:
         """The pool that lexes code for every view (pygments never runs on the UI loop)."""
         return default_pool()
+
+    @staticmethod
+    def math_pool() -> MathPool:
+        """The pool that draws formulas for every view (mathtext never runs on the UI loop)."""
+        return default_math_pool()
 
     def __init__(self, parent: QWidget | None = None, *, theme: str | None = None) -> None:
         super().__init__(parent)
@@ -261,8 +285,12 @@ class MarkdownView(QTextBrowser):
         if self.placeholder:       # plain text has no colours; the full render will use the new theme
             self.theme = theme
             return
-        old = self.renderer
         self.theme = theme
+        self._render_again()
+
+    def _render_again(self) -> None:
+        """A new renderer (theme, text size) fed the text so far; the document is built again."""
+        old = self.renderer
         self.renderer = self._new_renderer()
         if old.text:
             self.renderer.feed(old.text)
@@ -278,9 +306,32 @@ class MarkdownView(QTextBrowser):
         if self._follow_palette and event.type() in (QEvent.Type.ApplicationPaletteChange,
                                                       QEvent.Type.PaletteChange):
             self.set_theme(palette_theme())   # the app's palette (this view's own is transparent)
+        elif (event.type() == QEvent.Type.FontChange and not self.placeholder and "$" in self.renderer.text
+              and self.renderer.math is not None
+              and math_cache(self.document().defaultFont(), self.devicePixelRatioF()).font != self.renderer.math.font):
+            self._render_again()              # formulas follow the text size (zoom)
 
     def _new_renderer(self) -> IncrementalMarkdown:
-        return IncrementalMarkdown(theme=self.theme, pool=self.lexer_pool())
+        return reply_renderer(self.theme, self.document().defaultFont(), self.devicePixelRatioF())
+
+    def loadResource(self, kind: int, name: QUrl) -> object:
+        """Qt asks for an image the HTML names: a formula's (``brook-math:…``) comes from the math pool, drawn at
+        its device pixel ratio; nothing else is ever loaded (no files, no network)."""
+        return formula_image(self.math_pool(), name)
+
+    def createMimeDataFromSelection(self) -> QMimeData:
+        """The selection as text, with each formula's TeX where the document holds its image (Qt's own text has
+        an object character there)."""
+        data = super().createMimeDataFromSelection()
+        cursor = self.textCursor()
+        text = text_with_tex(self.document(), cursor.selectionStart(), cursor.selectionEnd())
+        if text is None:
+            return data
+        out = QMimeData()              # Qt's own computes its text from the document on demand: a fresh one
+        out.setText(text)
+        if data.hasHtml():
+            out.setHtml(data.html())
+        return out
 
     def _poll_highlights(self) -> None:
         """Pick up code colours the lexer pool delivered (the stream may have ended: nobody else refreshes)."""

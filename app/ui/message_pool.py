@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from app.core.conversation import Message, Role
 from app.core.markdown import IncrementalMarkdown
-from app.ui.markdown_view import MarkdownView
+from app.ui.markdown_view import reply_renderer
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
@@ -122,8 +122,9 @@ class RenderCache:
 
 
 def new_renderer(theme: str) -> IncrementalMarkdown:
-    """A renderer as a ``MarkdownView`` makes one (code lexed in the shared lexer pool)."""
-    return IncrementalMarkdown(theme=theme, pool=MarkdownView.lexer_pool())
+    """A renderer as a ``MarkdownView`` makes one (code lexed in the shared lexer pool, formulas drawn in the math
+    pool for a view's font)."""
+    return reply_renderer(theme)
 
 
 class WidgetPool:

@@ -33,3 +33,16 @@ def test_the_whole_file_streams_through_the_window(tmp_path: Path) -> None:
 def test_a_missing_reply_file_is_a_clear_error(tmp_path: Path) -> None:
     proc = _run(tmp_path, "--scripted-reply", str(tmp_path / "nope.md"))
     assert proc.returncode == 2 and "nope.md" in proc.stderr and "Traceback" not in proc.stderr
+
+
+MATH_REPLY = ("Euler: $e^{i\\pi}+1=0$.\n\n$$\n\\int_0^1 x^2\\,dx = \\frac{1}{3}\n$$\n\n"
+              "Not math: $\\begin{align}x\\end{align}$\n")
+
+
+def test_formulas_become_images_through_the_window(tmp_path: Path) -> None:
+    reply = tmp_path / "math.md"
+    reply.write_text(MATH_REPLY, "utf-8")
+    proc = _run(tmp_path, "--scripted-reply", str(reply))
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["formula_images"] == 2 and out["reply_chars"] == len(MATH_REPLY)   # the align stays TeX

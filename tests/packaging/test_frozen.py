@@ -31,6 +31,14 @@ def test_frozen_app_passes_the_smoke_test(build, frozen):
     assert result["status"] == "done" and result["chunks_after_stop"] == 0
 
 
+def test_frozen_app_draws_formulas(build, frozen):
+    """matplotlib's mathtext and its fonts are in the bundle, and its worker process starts frozen."""
+    reply = frozen.tmp / "math.md"
+    reply.write_text("Euler: $e^{i\\pi}+1=0$.\n\n$$\n\\frac{1}{3}\n$$\n", "utf-8")
+    result = frozen.smoke(Path(build["executable"]), "--scripted-reply", str(reply))
+    assert result["formula_images"] == 2 and result["status"] == "done"
+
+
 def test_frozen_app_stops(build, frozen):
     result = frozen.smoke(Path(build["executable"]), "--stop-after-ms", "300")
     assert result["stopped"] is True

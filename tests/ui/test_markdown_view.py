@@ -35,6 +35,8 @@ def test_streaming_equals_one_shot(qtbot, corpus_dir: Path, theme: str) -> None:
         qtbot.addWidget(b)
         a.set_text(text)
         _stream(b, text, seed=len(text))
+        _settle(qtbot, a)                 # code colours and formula images from the worker pools
+        _settle(qtbot, b)
         assert b.document().toPlainText() == a.document().toPlainText(), path.name
 
 
@@ -187,6 +189,8 @@ def test_streamed_document_has_the_same_blocks_and_spacing_as_one_shot(qtbot, co
     once = MarkdownView(theme="light")
     qtbot.addWidget(once)
     once.set_text(text)
+    _settle(qtbot, streamed)
+    _settle(qtbot, once)
     assert _blocks(streamed) == _blocks(once)
 
 

@@ -4,7 +4,13 @@ Qt's rich text understands a subset of HTML 4 with inline CSS, so everything her
 policy of the HTML made here (the link rules live in :mod:`.links`):
 
 * links are ``<a href>`` only for safe addresses; others are inert text with the address in parentheses;
-* no ``<img>``, ``<script>``, ``<input>`` or event attribute is ever emitted (raw HTML is escaped text).
+* no ``<script>``, ``<input>`` or event attribute is ever emitted (raw HTML is escaped text), and ``<img>`` only
+  for a formula rendered by :mod:`app.core.math_render` (``src="brook-math:…"``, a name the view resolves
+  itself; never an address from the text).
+
+Math: without a :class:`~app.core.math_render.MathCache` (or while its formula is pending, or when mathtext
+refuses it) a formula shows as its TeX source in a monospace box; with one, as an image in the text colour. A
+formula still being drawn is reported in :attr:`RenderContext.math_pending`.
 
 A block's HTML is made of *pieces* separated by :data:`PIECE` (an HTML comment): a top-level code block's
 header and each group of its lines, each row group of a long top-level table. The view patches its document
@@ -28,6 +34,7 @@ from markdown_it.token import Token
 from app.core.highlight import CodeTheme, SegmentCache, get_theme, highlight_code_status
 from app.core.markdown.links import COPY_SCHEME, IMAGE_LINK_SCHEMES, is_safe_url
 from app.core.markdown.parser import fence_lang, parser
+from app.core.math_render import MathCache, MathImage
 
 _esc = html.escape
 _TASK_RE = re.compile(r'^<input class="task-list-item-checkbox"[^>]*>$')
@@ -217,7 +224,8 @@ class RenderContext:
     links: list[str | None] = field(default_factory=list)  # open links: None (clickable) or the inert address
     table_slice: TableSlice | None = None  # applies to the first table met
     group: int = 0  # index of the group being rendered
-    pending: list[int] = field(default_factory=list)  # groups with a code segment pending in the lexer pool
+    pending: list[int] = field(default_factory=list)  # groups with code pending in the lexer pool
+    math_pending: bool = False  # a formula met is still being drawn by the math pool
     code_ends: list[int] = field(default_factory=list)  # len(codes) after each group
 
 
@@ -225,15 +233,17 @@ class HtmlRenderer(RendererHTML):
     """Brook's HTML for markdown-it tokens: one method per token type (markdown-it calls them by name).
 
     ``theme`` is ``"light"`` or ``"dark"`` (``ValueError`` otherwise); ``copy_prefix`` starts the number in
-    every "Copy" link; ``cache`` holds highlighted code segments (shared with the open-fence fast path). After
-    :meth:`render_groups`, :attr:`context` tells which groups hold code still pending in the lexer pool.
+    every "Copy" link; ``cache`` holds highlighted code segments (shared with the open-fence fast path);
+    ``math`` renders formulas as images (None: TeX source). After :meth:`render_groups`, :attr:`context` tells
+    which groups hold code still pending in the lexer pool, and whether a formula is still being drawn.
     """
 
-    def __init__(self, theme: str, copy_prefix: str, cache: SegmentCache) -> None:
+    def __init__(self, theme: str, copy_prefix: str, cache: SegmentCache, math: MathCache | None = None) -> None:
         super().__init__()
         self.colors = get_theme(theme)
         self.copy_prefix = copy_prefix
         self.cache = cache
+        self.math = math
         self._ctx = RenderContext(0)
         self.rows_rendered = 0  # table rows rendered so far (a public counter: tests and benchmarks)
 
@@ -271,9 +281,14 @@ class HtmlRenderer(RendererHTML):
         lang = fence_lang(html.unescape(tok.info))
         href = self._add_code(tok.content)
         inner, pending = highlight_code_status(tok.content, lang, self.colors.name, self.cache)
-        if pending and (not self._ctx.pending or self._ctx.pending[-1] != self._ctx.group):
-            self._ctx.pending.append(self._ctx.group)
+        if pending:
+            self._mark_pending()
         return code_block_html(inner, lang, href, self.colors, pieces=tok.level == 0)
+
+    def _mark_pending(self) -> None:
+        ctx = self._ctx
+        if not ctx.pending or ctx.pending[-1] != ctx.group:
+            ctx.pending.append(ctx.group)
 
     def code_block(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
         tok = tokens[idx]
@@ -331,21 +346,49 @@ class HtmlRenderer(RendererHTML):
 
     # -- math --------------------------------------------------------------------------------------------
 
+    def _formula(self, tex: str, display: bool) -> MathImage | None:
+        """The formula's image, or None to show its TeX (no math cache, pending, or refused by mathtext)."""
+        if self.math is None:
+            return None
+        img, pending = self.math.get(tex, display, self.colors.plain_color)
+        if pending:
+            self._ctx.math_pending = True
+        return img if img is not None and img.ok else None
+
     def math_inline(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
         c = self.colors
+        tex = tokens[idx].content
+        img = self._formula(tex, False)
+        if img is not None:
+            return (
+                f'<img src="{img.name}" width="{img.width}" height="{img.height}" title="{_esc(tex)}" '
+                f'style="vertical-align:middle" />'
+            )
         return (
             f'<span style="font-family:{MONO};background-color:{c.math_background};color:{c.math_color}">'
-            f"{_esc(tokens[idx].content)}</span>"
+            f"{_esc(tex)}</span>"
         )
 
     def math_block(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
-        c = self.colors
         content = tokens[idx].content.strip("\n")
+        img = self._formula(content, True)
+        if img is not None:
+            return (
+                f'<table width="100%" cellspacing="0" cellpadding="4" border="0" '
+                f'style="margin-top:6px;margin-bottom:8px"><tr><td align="center">'
+                f'<img src="{img.name}" width="{img.width}" height="{img.height}" title="{_esc(content)}" />'
+                f"</td></tr></table>\n"
+            )
+        return self.tex_block(content)
+
+    def tex_block(self, tex: str) -> str:
+        """A display formula shown as its TeX source (no image, or one still being drawn, or still streaming)."""
+        c = self.colors
         return (
             f'<table width="100%" cellspacing="0" cellpadding="8" border="0" bgcolor="{c.math_background}" '
             f'style="margin-top:6px;margin-bottom:8px"><tr><td align="center">'
             f'<pre style="font-family:{MONO};white-space:pre-wrap;margin:0;color:{c.math_color}">'
-            f"{_esc(content)}</pre></td></tr></table>\n"
+            f"{_esc(tex)}</pre></td></tr></table>\n"
         )
 
     math_block_label = math_block

@@ -17,7 +17,12 @@ unaffected. The clock is injected (``clock``), so tests can drive the throttle.
 With a ``pool`` (:mod:`app.core.lexer_pool`) no lexer runs in the caller: code still being lexed shows as plain
 text, a block holding such code stays in the tail until its colours are known (so stable blocks never change
 while streaming), and after :meth:`MarkdownStream.finish` a later :meth:`MarkdownStream.render` re-renders the
-blocks whose colours arrived (``restyled_from`` says from which block).
+blocks whose colours arrived (``restyled_from`` says from which block). Formulas drawn by a
+:class:`~app.core.math_render.MathCache` with a pool (``math``) show as TeX until their image is known; a block
+holding one does *not* wait in the tail (the math worker may still be starting: the tail would grow, and every
+tick cost more): it becomes stable with its TeX, and a later :meth:`MarkdownStream.render` re-renders it once
+the image is there, while streaming too (``restyled_from`` again) — the only change a stable block ever sees
+before :meth:`MarkdownStream.finish`.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from app.core.markdown.tables import OpenTable
 
 if TYPE_CHECKING:
     from app.core.lexer_pool import LexerPool
+    from app.core.math_render import MathCache
 
 #: Tails longer than this (characters) are re-parsed only after growing by BIG_TAIL_GROWTH of their size.
 BIG_TAIL_CHARS = 2_000
@@ -46,6 +52,20 @@ BIG_TAIL_GROWTH = 0.2
 BIG_TAIL_MIN_S = 0.25
 
 Clock = Callable[[], float]
+
+
+def open_display_math(first: Token, lines: list[str]) -> str | None:
+    """The TeX of a ``$$`` block still open at the end of the stream (the last top-level block, starting with
+    ``first`` on ``lines``), else None. Until its closing ``$$`` arrives the parser sees a paragraph (markdown
+    would eat TeX's backslashes and underscores); the stream shows its source as TeX instead."""
+    if first.type != "paragraph_open" or first.level != 0 or first.map is None:
+        return None
+    src = lines[first.map[0] : first.map[1]]
+    head = src[0] if src else ""
+    if len(head) - len(head.lstrip(" ")) > 3 or not head.lstrip(" ").startswith("$$"):
+        return None
+    body = "\n".join([head.lstrip(" ")[2:], *src[1:]])
+    return None if "$$" in body else body.strip("\n")
 
 
 class _StableRun:
@@ -58,7 +78,7 @@ class _StableRun:
         self.first_block = first_block
         self.code_base = code_base
         self.refs_seen = refs_seen
-        self.pending = pending  # holds code whose colours the lexer pool has not delivered yet
+        self.pending = pending  # holds code (after finish) or formulas the worker pools have not delivered yet
 
 
 class MarkdownStream:
@@ -69,15 +89,16 @@ class MarkdownStream:
     """
 
     def __init__(self, theme: str = "light", copy_prefix: str = "", clock: Clock = time.perf_counter,
-                 pool: LexerPool | None = None) -> None:
+                 pool: LexerPool | None = None, math: MathCache | None = None) -> None:
         self._copy_prefix = copy_prefix
         self._clock = clock
         self._pool = pool
-        self._pool_seen = -1
+        self._math_pool = math.pool if math is not None else None
+        self._pool_seen = (-1, -1)
         self._tail_pending = False
         self.restyled_from: int | None = None
         self._cache = SegmentCache(pool=pool)
-        self._renderer = HtmlRenderer(theme, copy_prefix, self._cache)
+        self._renderer = HtmlRenderer(theme, copy_prefix, self._cache, math)
         self._pending_cr = False
         self._stable: list[str] = []
         self._runs: list[_StableRun] = []
@@ -129,7 +150,8 @@ class MarkdownStream:
 
     @property
     def stable_blocks(self) -> list[str]:
-        """HTML of the finished top-level blocks (append-only while streaming)."""
+        """HTML of the finished top-level blocks (append-only while streaming, except a block whose formula
+        images arrived: see :attr:`restyled_from`)."""
         return self._stable
 
     @property
@@ -172,8 +194,8 @@ class MarkdownStream:
 
     @property
     def highlights_pending(self) -> bool:
-        """Whether some code shows as plain text while the lexer pool works on it (then keep calling
-        :meth:`render`, e.g. on a timer: it picks up the colours)."""
+        """Whether some code shows as plain text (or a formula as TeX) while a worker pool works on it (then keep
+        calling :meth:`render`, e.g. on a timer: it picks up the colours and images)."""
         if self._fence is not None and self._fence.hl.pending:
             return True
         return self._tail_pending or any(run.pending for run in self._runs)
@@ -181,18 +203,21 @@ class MarkdownStream:
     # -- work ----------------------------------------------------------------------------------------------
 
     def _pool_moved(self) -> bool:
-        if self._pool is None or self._pool.completed == self._pool_seen:
+        """Whether the lexer or math pool stored results since the last look."""
+        seen = (self._pool.completed if self._pool is not None else -1,
+                self._math_pool.completed if self._math_pool is not None else -1)
+        if seen == self._pool_seen:
             return False
-        self._pool_seen = self._pool.completed
+        self._pool_seen = seen
         return True
 
     def render(self) -> None:
         """Render what arrived since the last call (may be deferred by the big-tail throttle), and code colours
-        the lexer pool delivered since. Sets :attr:`restyled_from` (see :meth:`_restyle`)."""
+        and formulas the worker pools delivered since. Sets :attr:`restyled_from` (see :meth:`_restyle`)."""
         self.restyled_from = None
-        if self._pool is not None and self.highlights_pending and self._pool_moved():
+        if self.highlights_pending and self._pool_moved():
+            self._restyle()
             if self._finished:
-                self._restyle()
                 return
             self._dirty = True
         if not self._dirty or self._finished:
@@ -292,22 +317,22 @@ class MarkdownStream:
             blocks, codes = blocks[:first], codes[: ctx.code_ends[first - 1]]
             src = "\n".join(lines[:taken]) + "\n"
         run = _StableRun(src, len(self._stable), len(self._stable_codes), len(self._references),
-                         bool(ctx.pending) and self._finished)
+                         (bool(ctx.pending) and self._finished) or ctx.math_pending)
         self._runs.append(run)
         self._stable.extend(blocks)
         self._stable_codes.extend(codes)
         return taken
 
     def _restyle(self) -> None:
-        """After :meth:`finish`: re-render the stable runs whose code colours were pending; ``restyled_from`` is
-        the first block that changed (None if none did)."""
+        """Re-render the stable runs whose code colours (after :meth:`finish`) or formulas were pending;
+        ``restyled_from`` is the first block that changed (None if none did)."""
         first = len(self._stable)
         for run in self._runs:
             if not run.pending:
                 continue
             tokens = parse(run.src, {"references": dict(self._references)})
             blocks, _codes = self._renderer.render_groups(group_blocks(tokens), run.code_base)
-            run.pending = bool(self._renderer.context.pending)
+            run.pending = bool(self._renderer.context.pending) or self._renderer.context.math_pending
             for i, h in enumerate(blocks):
                 j = run.first_block + i
                 if self._stable[j] != h:
@@ -358,8 +383,14 @@ class MarkdownStream:
             for tok in tokens:
                 if tok.map is not None and tok.level == 0:
                     tok.map = [tok.map[0] - k, tok.map[1] - k]
-        htmls, codes = self._renderer.render_groups(group_blocks(tokens), len(self._stable_codes))
-        self._tail_pending = bool(self._renderer.context.pending)
+        groups = group_blocks(tokens)
+        htmls, codes = self._renderer.render_groups(groups, len(self._stable_codes))
+        self._tail_pending = bool(self._renderer.context.pending) or self._renderer.context.math_pending
+        if groups:
+            shown = [*self._lines, partial] if show_partial else self._lines
+            tex = open_display_math(groups[-1][0], shown)
+            if tex is not None:
+                htmls[-1] = self._renderer.tex_block(tex)
         self._set_tail(htmls, codes)
         href = copy_href(self._copy_prefix, len(self._stable_codes))
         self._table = None

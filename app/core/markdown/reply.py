@@ -12,6 +12,7 @@ from app.core.markdown.thinking import THINK_CLOSE, THINK_OPEN, Route, ThinkingR
 
 if TYPE_CHECKING:
     from app.core.lexer_pool import LexerPool
+    from app.core.math_render import MathCache
 
 
 class IncrementalMarkdown:
@@ -29,7 +30,8 @@ class IncrementalMarkdown:
     Properties only read what the last :meth:`render`/:meth:`finish` made:
 
     * ``stable_blocks`` — ``list[str]``, HTML of finished top-level blocks of the answer, each a self-contained
-      fragment; append-only while streaming (only :meth:`finish` may replace entries, see its return value);
+      fragment; append-only while streaming (only :meth:`finish` may replace entries, see its return value —
+      and a :meth:`render` that brings a formula's image, see :attr:`restyled_from`);
     * ``tail_blocks``/``tail_html`` — HTML of the open tail ("" after :meth:`finish`);
     * ``html`` — thinking section (if any) + ``"".join(stable_blocks) + tail_html``;
     * ``text`` — the raw text fed so far; ``code_blocks`` — raw code of every code block of the answer so far
@@ -43,7 +45,8 @@ class IncrementalMarkdown:
     inside a reasoning section (the chat template's generation prompt ended with ``<think>``, see
     :func:`~.thinking.prompt_opens_reasoning`); :attr:`text` then starts with ``<think>``, so a stored
     :attr:`text` renders the same later. Reasoning that arrives apart from the answer (a remote server's
-    ``reasoning_content``) goes in through :meth:`feed_reasoning`.
+    ``reasoning_content``) goes in through :meth:`feed_reasoning`. ``math``: draw formulas as images with that
+    :class:`~app.core.math_render.MathCache` (None: TeX source); with a pool they are pending like code colours.
 
     A reasoning section that never closes is shown as the answer once the stream ends; a lone ``</think>``
     (no opening tag) makes everything before it reasoning, folded (the view then rebuilds the message).
@@ -51,12 +54,13 @@ class IncrementalMarkdown:
 
     def __init__(self, theme: str = "light", *, detect_thinking: bool = True, copy_prefix: str = "",
                  clock: Clock = time.perf_counter, pool: LexerPool | None = None,
-                 reasoning_open: bool = False) -> None:
+                 reasoning_open: bool = False, math: MathCache | None = None) -> None:
         get_theme(theme)
         self.theme = theme
         self._clock = clock
         self._pool = pool
-        self._answer = MarkdownStream(theme, copy_prefix, clock, pool)
+        self._math = math
+        self._answer = MarkdownStream(theme, copy_prefix, clock, pool, math)
         self._copy_prefix = copy_prefix
         self._router = ThinkingRouter(detect_thinking, reasoning_open)
         self._raw: list[str] = [THINK_OPEN] if reasoning_open and detect_thinking else []
@@ -111,7 +115,7 @@ class IncrementalMarkdown:
 
     def _new_answer(self) -> None:
         self._version_base += self._answer.version + 1
-        self._answer = MarkdownStream(self.theme, self._copy_prefix, self._clock, self._pool)
+        self._answer = MarkdownStream(self.theme, self._copy_prefix, self._clock, self._pool, self._math)
 
     def _route(self, routes: list[Route]) -> None:
         for r in routes:
@@ -121,14 +125,14 @@ class IncrementalMarkdown:
                 assert self.thinking is not None
                 self.thinking.feed(r.text)
             elif r.kind == "open":
-                self.thinking = MarkdownStream(self.theme, "t", self._clock, self._pool)
+                self.thinking = MarkdownStream(self.theme, "t", self._clock, self._pool, self._math)
             elif r.kind == "close":
                 assert self.thinking is not None
                 self.thinking.finish()
                 self.thinking_done = True
             elif r.kind == "retro":  # a lone "</think>": the answer so far was reasoning
                 self._new_answer()
-                self.thinking = MarkdownStream(self.theme, "t", self._clock, self._pool)
+                self.thinking = MarkdownStream(self.theme, "t", self._clock, self._pool, self._math)
                 self.thinking.feed(r.text)
                 self.thinking.finish()
                 self.thinking_done = True
@@ -174,7 +178,8 @@ class IncrementalMarkdown:
 
     @property
     def stable_blocks(self) -> list[str]:
-        """HTML of the finished top-level blocks of the answer (append-only while streaming)."""
+        """HTML of the finished top-level blocks of the answer (append-only while streaming, but for formula
+        images: see :attr:`restyled_from`)."""
         return self._answer.stable_blocks
 
     @property
@@ -219,14 +224,19 @@ class IncrementalMarkdown:
         return self._answer.finished
 
     @property
+    def math(self) -> MathCache | None:
+        """What formulas are drawn with (None: shown as TeX); ``render_markdown(text, math=…)`` gives the same."""
+        return self._math
+
+    @property
     def highlights_pending(self) -> bool:
         """Whether some code (answer or reasoning) shows as plain text while the lexer pool works on it."""
         return self._answer.highlights_pending or (self.thinking is not None and self.thinking.highlights_pending)
 
     @property
     def restyled_from(self) -> int | None:
-        """After :meth:`finish`: the first stable block of the answer that the last :meth:`render` changed
-        (its code colours arrived), else None."""
+        """The first stable block of the answer that the last :meth:`render` changed (its code colours arrived,
+        after :meth:`finish`; or its formula images, at any time), else None."""
         return self._answer.restyled_from
 
     @property
