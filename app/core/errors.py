@@ -27,3 +27,11 @@ class GenerationTimeout(BrookError):
 
 class HistoryError(BrookError):
     """The chat history file could not be read or written (read-only, locked, disk full, damaged)."""
+
+
+class LoadCancelled(BrookError):
+    """Loading a model was cancelled (the load progress's Cancel); nothing of it stays in memory."""
+
+    def __init__(self, name: str = "") -> None:
+        self.name = name
+        super().__init__(f"Loading {name} was cancelled." if name else "Loading the model was cancelled.")

@@ -14,12 +14,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any
 
 from app.core import timeline_store
 from app.core.conversation import Conversation, Message, MessageStatus, Role
-from app.core.errors import BrookError
+from app.core.errors import BrookError, LoadCancelled
 from app.core.generation import Generation, StreamSettings, generate, mark_stopped
 from app.core.generation import shutdown as shutdown_generations
 from app.core.presets import chat_params, new_chat
@@ -106,6 +107,7 @@ class ChatSession:
         self.load_error: str | None = None
         self._loaded = asyncio.Event()
         self.loading: asyncio.Future[None] | None = None
+        self.load_cancel = threading.Event()       # set by ``cancel_load``; a new one per load
         self.closing = False
         self._autosave: asyncio.TimerHandle | None = None
         self._save_warned = False
@@ -136,14 +138,19 @@ class ChatSession:
         return None
 
     # -- engine ------------------------------------------------------------------------------------------
-    async def load(self) -> bool:
+    async def load(self, *, say_cancel: bool = True) -> bool:
         """Load ``engine`` in a worker thread (the loop keeps running). Returns success; on failure
-        ``model_state`` is "error", ``load_error`` says why and the view gets a notice."""
+        ``model_state`` is "error", ``load_error`` says why and the view gets a notice (a cancelled load
+        only when ``say_cancel``). ``cancel_load()`` cancels it."""
         self._set_model_state("loading")
         loop = asyncio.get_running_loop()
         listener = self.listener
+        cancel = self.load_cancel = threading.Event()
+        name = self.engine.name
 
         def progress(fraction: float) -> None:
+            if cancel.is_set():
+                raise LoadCancelled(name)
             with contextlib.suppress(RuntimeError):      # the loop closed while loading
                 loop.call_soon_threadsafe(listener.load_progress, fraction)
 
@@ -152,13 +159,35 @@ class ChatSession:
             await loading
         except Exception as exc:
             self.load_error = str(exc)
-            log.error("model load failed: %s", exc, exc_info=not isinstance(exc, BrookError))
+            if cancel.is_set() and not isinstance(exc, LoadCancelled):   # it ended otherwise, after the Cancel
+                exc = LoadCancelled(name)
+                self.load_error = str(exc)
+            if isinstance(exc, LoadCancelled):
+                log.info("%s", exc)
+            else:
+                log.error("model load failed: %s", exc, exc_info=not isinstance(exc, BrookError))
             self._set_model_state("error")
-            self.listener.notice(f"⚠ {exc}", "errorNotice")
+            if say_cancel or not isinstance(exc, LoadCancelled):
+                self.listener.notice(f"⚠ {exc}", "errorNotice")
+            return False
+        if cancel.is_set():        # Cancel came after the engine's last progress report: free it again
+            await loop.run_in_executor(None, self.engine.unload)
+            self.load_error = str(LoadCancelled(name))
+            self._set_model_state("error")
+            if say_cancel:
+                self.listener.notice(f"⚠ {self.load_error}", "errorNotice")
             return False
         self.load_error = None
         self._set_model_state("idle")
         self._loaded.set()
+        return True
+
+    def cancel_load(self) -> bool:
+        """Cancel the model load in progress (thread-safe): the engine stops at its next progress report and
+        frees what it loaded; ``switch_engine`` then loads the previous model again. False when nothing loads."""
+        if self.model_state != "loading" or self.load_cancel.is_set():
+            return False
+        self.load_cancel.set()
         return True
 
     async def open_model(self, path: str) -> bool:
@@ -188,12 +217,16 @@ class ChatSession:
                 await g.stream.wait_closed()
         await asyncio.get_running_loop().run_in_executor(None, old.unload)
         self._set_engine(new)
-        if await self.load():
+        if await self.load(say_cancel=False):
             return True
         failed = self.load_error
+        cancelled = self.load_cancel.is_set()
         self._set_engine(old)
         if await self.load():
-            self.listener.notice(f"Kept {old.name}: the other model could not be loaded ({failed}).", "notice")
+            if cancelled:
+                self.listener.notice(f"Kept {old.name}: loading {new.name} was cancelled.", "notice")
+            else:
+                self.listener.notice(f"Kept {old.name}: the other model could not be loaded ({failed}).", "notice")
         return False
 
     def _open(self, path: str) -> Any:

@@ -11,9 +11,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 from app.core.errors import BrookError
+from app.core.errors import LoadCancelled as LoadCancelled  # re-exported: engines raise it
 from app.core.types import Chunk, GenerationParams
 
-#: ``progress(fraction)`` with fraction in [0, 1]; called from the loading thread.
+#: ``progress(fraction)`` with fraction in [0, 1]; called from the loading thread. It raises ``LoadCancelled``
+#: to cancel the load: the engine stops as soon as it can (llama.cpp: inside its own loader), frees what it
+#: allocated, stays unloaded and lets ``LoadCancelled`` out of ``load``.
 ProgressCallback = Callable[[float], None]
 
 

@@ -23,9 +23,11 @@ from app.engine.base import (
     EngineError,
     EngineNotLoadedError,
     InvalidModelError,
+    LoadCancelled,
     ProgressCallback,
 )
 from app.engine.chat_prompt import ChatPrompt
+from app.engine.load_progress import loading_with_progress
 from app.engine.models import check_gguf, display_name
 
 log = logging.getLogger("brook.engine.llama")
@@ -72,23 +74,33 @@ class LlamaEngine:
         return self._llm is not None
 
     def load(self, progress: ProgressCallback | None = None) -> None:
-        """Load the model (blocking, seconds for a large file). Raises ``ModelNotFoundError`` or
-        ``InvalidModelError`` with a readable message."""
+        """Load the model (blocking, seconds for a large file), reporting llama.cpp's own progress (0..1) to
+        ``progress``. Raises ``ModelNotFoundError`` or ``InvalidModelError`` with a readable message, and
+        ``LoadCancelled`` when ``progress`` raised it (llama.cpp aborts its loader; nothing stays loaded)."""
         path = check_gguf(self.model_path)
         if progress:
             progress(0.0)
         Llama = import_llama()
-        try:
-            llm = Llama(model_path=str(path), n_ctx=self.n_ctx, n_threads=self.n_threads,
-                        n_gpu_layers=self.n_gpu_layers, verbose=False)
-        except (ValueError, RuntimeError, OSError) as exc:
-            detail = str(exc).strip().rstrip(".")
-            raise InvalidModelError(
-                f"llama.cpp could not load the model: {path.name} is truncated, corrupt or of an "
-                f"unsupported architecture ({detail})."
-            ) from exc
+        with loading_with_progress(progress) as watch:      # llama.cpp's own progress; False from it aborts
+            try:
+                llm = Llama(model_path=str(path), n_ctx=self.n_ctx, n_threads=self.n_threads,
+                            n_gpu_layers=self.n_gpu_layers, verbose=False)
+            except (ValueError, RuntimeError, OSError) as exc:
+                if watch.cancelled is not None:
+                    log.info("loading %s cancelled after %d progress callbacks", path, watch.calls)
+                    raise watch.cancelled from None
+                detail = str(exc).strip().rstrip(".")
+                raise InvalidModelError(
+                    f"llama.cpp could not load the model: {path.name} is truncated, corrupt or of an "
+                    f"unsupported architecture ({detail})."
+                ) from exc
         try:
             prompt = ChatPrompt(llm, self.chat_template)
+            if progress:
+                progress(1.0)           # a Cancel that came after llama.cpp's last callback: dropped here
+        except LoadCancelled:
+            llm.close()
+            raise
         except Exception as exc:
             llm.close()
             raise InvalidModelError(f"The chat template of {path.name} cannot be used: {exc}") from exc
@@ -96,8 +108,6 @@ class LlamaEngine:
             self._llm = llm
             self._prompt = prompt
         default_hash_cache().start(path)      # SHA-256 for provenance, once per file, in the background
-        if progress:
-            progress(1.0)
         log.info("loaded %s (n_ctx=%d)", path, self.n_ctx)
 
     @property

@@ -42,6 +42,9 @@ class DailyFeatures(QObject):
         self._install_attachments()
         if self.session is not None:
             self._install_session_features()
+        from app.ui.load_progress import LoadProgressDialog
+
+        self.load_progress = LoadProgressDialog(window)      # progress and Cancel of a model load
         from app.ui.context_meter import ContextMeter
 
         self.context_meter = ContextMeter(window)

@@ -61,6 +61,8 @@ class MainWindow(QMainWindow, SessionListener):
     reply_finished = Signal(object)
     model_ready = Signal(bool)
     watchdog: LoopWatchdog | None = None    # the event-loop watchdog (started by the launcher)
+    load_state = Signal(str)        # the session's model state ("loading", "idle", "error", "unloaded")
+    load_fraction = Signal(float)   # load progress, 0..1
 
     def __init__(self, engine: Any, settings: AppSettings | None = None, store: Store | None = None) -> None:
         super().__init__()
@@ -448,6 +450,7 @@ class MainWindow(QMainWindow, SessionListener):
         self.refresh_history()
 
     def model_state_changed(self, state: str) -> None:
+        self.load_state.emit(state)
         self.status.set_loading(state == "loading")
         if state == "loading":
             self.status.set_state(self.tr("loading model…"))
@@ -464,6 +467,7 @@ class MainWindow(QMainWindow, SessionListener):
 
     def load_progress(self, fraction: float) -> None:
         self.status.set_progress(fraction)
+        self.load_fraction.emit(fraction)
 
     def _wire_message(self, widget: Any) -> None:
         """A reply's "Resend" link (a reply that ended without text: ``app.core.notes``)."""
