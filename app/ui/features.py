@@ -42,6 +42,9 @@ class DailyFeatures(QObject):
         self._install_attachments()
         if self.session is not None:
             self._install_session_features()
+        from app.ui import i18n
+
+        self.language = i18n.current()      # of the texts shown now (``retranslate`` follows a live switch)
         from app.ui.load_progress import LoadProgressDialog
 
         self.load_progress = LoadProgressDialog(window)      # progress and Cancel of a model load
@@ -50,6 +53,9 @@ class DailyFeatures(QObject):
         self.context_meter = ContextMeter(window)
         window.statusBar().addPermanentWidget(self.context_meter)
         window.input.textChanged.connect(self.context_meter.schedule)
+        load_state = getattr(window, "load_state", None)
+        if load_state is not None:          # "Loading X…" in the welcome state, then the model's name
+            load_state.connect(lambda _state: self.refresh_welcome())
         for signal in ("model_ready", "reply_finished"):
             sig = getattr(window, signal, None)
             if sig is not None:
@@ -398,6 +404,37 @@ class DailyFeatures(QObject):
         from app.ui.help_dialogs import show_about
 
         show_about(self.w, self.w.engine.name, str(data_dir()))
+
+    # -- language ----------------------------------------------------------------------------------------
+    def apply_language(self, setting: str) -> str:
+        """Switch the UI language now (Settings → Language): installs the translator; Qt's LanguageChange
+        then reaches ``retranslate``. Returns the language in use."""
+        from app.ui import i18n
+
+        if i18n.choose_language(setting) != i18n.current():
+            i18n.install(setting)
+        return i18n.current()
+
+    def retranslate(self) -> int:
+        """The window's texts in the language installed now (the window's LanguageChange): every text set
+        with ``tr()`` through the ``.ts`` tables (``app.ui.retranslate``), the composed ones built again, and
+        the shown chat laid out again (its message widgets are made anew). Returns how many texts changed."""
+        from app.ui import i18n
+        from app.ui.retranslate import retranslate_tree
+
+        new = i18n.current()
+        if new == self.language:
+            return 0
+        w = self.w
+        changed = retranslate_tree(w, self.language, new, skip=[w.chat, w.history, self.search.results])
+        self.language = new
+        self.refresh_welcome()
+        if self.context_meter.usage is not None:
+            self.context_meter.show_usage(self.context_meter.usage)
+        shown = getattr(w, "conversation_shown", None)
+        if callable(shown) and self.session is not None:
+            shown(w.conversation)
+        return changed
 
     def _save_settings(self) -> None:
         session = getattr(self.w, "session", None)

@@ -24,6 +24,12 @@ TRANSLATIONS = Path(__file__).resolve().parent.parent / "translations"
 LANGUAGES = {"en": "English", "zh_CN": "简体中文"}
 
 _installed: list[QTranslator] = []
+_current = "en"
+
+
+def current() -> str:
+    """The language of the installed translation (``"en"`` when none is installed)."""
+    return _current
 
 
 def pyside_tool(name: str) -> Path | None:
@@ -78,14 +84,17 @@ def _cache_dir() -> Path:
 
 def install(setting: str | None = None, system_locale: str | None = None) -> str:
     """Install the translators for the chosen language into the running QCoreApplication (replacing earlier
-    ones); returns the language code. Widgets created afterwards are translated; existing ones need
-    ``retranslate`` (the window rebuilds its texts on ``QEvent.LanguageChange``)."""
+    ones); returns the language code. Widgets created afterwards are translated; the texts already shown change
+    too, live: Qt sends ``QEvent.LanguageChange`` and the window retranslates (``app.ui.retranslate``)."""
+    global _current
     app = QCoreApplication.instance()
     lang = choose_language(setting, system_locale)
     for t in _installed:
         if app is not None:
             app.removeTranslator(t)
     _installed.clear()
+    _current = "en"
+    QLocale.setDefault(QLocale.system())
     if lang == "en" or app is None:
         return "en"
     qm = compiled(lang)
@@ -97,6 +106,7 @@ def install(setting: str | None = None, system_locale: str | None = None) -> str
     if qt.load(f"qt_{lang}", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)):
         app.installTranslator(qt)
         _installed.append(qt)
+    _current = lang                        # before the LanguageChange events it posts are handled
     app.installTranslator(ours)
     _installed.append(ours)
     QLocale.setDefault(QLocale(lang))
@@ -110,8 +120,8 @@ def update_sources() -> int:
         print("lupdate not found in PySide6", file=sys.stderr)
         return 1
     app_dir = Path(__file__).resolve().parent.parent
-    sources = [*sorted(str(p) for p in (app_dir / "ui").glob("*.py")), str(app_dir / "core" / "presets.py"),
-               str(app_dir / "core" / "provenance.py")]
+    core = ("presets.py", "provenance.py", "notes.py", "session.py")     # QT_TRANSLATE_NOOP templates
+    sources = [*sorted(str(p) for p in (app_dir / "ui").glob("*.py")), *(str(app_dir / "core" / f) for f in core)]
     code = 0
     for lang in LANGUAGES:
         if lang == "en":

@@ -294,7 +294,8 @@ class MainWindow(QMainWindow, SessionListener):
         return await self.session.load()
 
     def choose_model(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open a GGUF model", "", "GGUF models (*.gguf);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(self, self.tr("Open a GGUF model"), "",
+                                              self.tr("GGUF models (*.gguf);;All files (*)"))
         if path:
             self._switch_task = asyncio.ensure_future(self.switch_model(path))
 
@@ -349,7 +350,7 @@ class MainWindow(QMainWindow, SessionListener):
             item.setData(Qt.ItemDataRole.UserRole, info.id)
             generating = info.id in busy
             item.setData(BUSY_ROLE, generating)
-            item.setToolTip(info.title + (" — generating…" if generating else ""))
+            item.setToolTip(info.title + (" — " + self.tr("generating…") if generating else ""))
             if generating:
                 item.setIcon(dot)
             self.history.addItem(item)
@@ -478,7 +479,9 @@ class MainWindow(QMainWindow, SessionListener):
             widget.resend_requested.connect(lambda msg: resend(self.session, msg))
 
     def notice(self, text: str, kind: str) -> None:
-        self.chat.add_notice(text, kind)
+        from app.ui.retranslate import core_text  # the core's English notices in the UI language
+
+        self.chat.add_notice(core_text(text), kind)
         self._refresh_welcome()
 
     def _on_painted(self, reply: Message, _n: int) -> None:
@@ -503,6 +506,8 @@ class MainWindow(QMainWindow, SessionListener):
         """A live switch of the system theme (light <-> dark) restyles the window, not only the replies: the
         stylesheet's colours are fixed per theme, so without this user text turned near-invisible."""
         super().changeEvent(event)
+        if event.type() == QEvent.Type.LanguageChange and hasattr(self, "features"):
+            self.features.retranslate()       # a live language switch (Settings → Language)
         if event.type() in (QEvent.Type.ApplicationPaletteChange, QEvent.Type.PaletteChange) \
                 and is_dark() != self._styled_dark:
             self._styled_dark = is_dark()

@@ -132,7 +132,7 @@ class SettingsDialog(QDialog):
         self.language.addItem("English", "en")
         self.language.addItem("简体中文", "zh_CN")
         self.language.setCurrentIndex(max(0, self.language.findData(settings.language)))
-        self.language.setToolTip(self.tr("Language of Brook's windows (from the next start)."))
+        self.language.setToolTip(self.tr("Language of Brook's windows (changes at once)."))
         self.theme = QComboBox()
         self.theme.addItem(self.tr("Follow the system"), "system")
         self.theme.addItem(self.tr("Light"), "light")
@@ -188,8 +188,9 @@ class SettingsDialog(QDialog):
 
 
 def edit_settings(window: Any) -> bool:
-    """Settings… of ``window`` (a ``MainWindow``): the dialog; on OK the settings are kept and saved, and a new
-    watchdog threshold applies to the running event-loop watchdog at once (``app.core.watchdog.retune``).
+    """Settings… of ``window`` (a ``MainWindow``): the dialog; on OK the settings are kept and saved, a new
+    watchdog threshold applies to the running event-loop watchdog at once (``app.core.watchdog.retune``), and a
+    new language to the window at once.
     Returns whether the settings were changed."""
     dlg = SettingsDialog(window.settings, window)
     if not dlg.exec():
@@ -199,4 +200,7 @@ def edit_settings(window: Any) -> bool:
     if window.settings.watchdog_threshold_ms != before.watchdog_threshold_ms:
         window.watchdog = retune(window.watchdog, window.settings.watchdog_threshold_ms)
         window.inspector_dock.inspector.set_watchdog(window.watchdog)
+    features = getattr(window, "features", None)
+    if features is not None:          # a new language applies at once (app.ui.retranslate)
+        features.apply_language(window.settings.language)
     return True

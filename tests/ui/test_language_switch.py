@@ -1,0 +1,53 @@
+"""The language changes live: English → 简体中文 → English while the window is open, and every visible string of
+the main window follows (menus, buttons, placeholders, status, welcome state), by the same check as the window
+started in Chinese (``test_window_zh``)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+from PySide6.QtWidgets import QApplication
+
+from app.core.store import Store
+from app.engine.scripted import ScriptedEngine
+from app.ui import i18n
+from tests.ui.test_window_zh import untranslated, visible_strings
+
+pytestmark = pytest.mark.timeout(90)
+HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _settle(qloop) -> None:  # type: ignore[no-untyped-def]
+    QApplication.processEvents()                 # the LanguageChange events Qt posted
+    qloop.run_until_complete(asyncio.sleep(0.05))
+
+
+def test_switch_en_zh_en_at_run_time(qtbot, qloop, tmp_path) -> None:
+    from app.ui.main_window import MainWindow
+
+    assert i18n.install("en") == "en"
+    engine = ScriptedEngine(tokens_per_s=0)
+    w = MainWindow(engine, store=Store(tmp_path / "h.sqlite3"))
+    qtbot.addWidget(w)
+    w.show()
+    try:
+        assert qloop.run_until_complete(asyncio.wait_for(w.load_model(), 30))
+        english = visible_strings(w)
+        assert not [t for _w, t in english if HAN.search(t)]
+        assert w.features.apply_language("zh_CN") == "zh_CN"
+        _settle(qloop)
+        chinese = visible_strings(w)
+        assert len(chinese) > 30
+        assert untranslated(chinese, engine.name) == []
+        assert w.file_menu.title() != "&File" and w.send_button.text() == "发送"
+        assert HAN.search(w.input.placeholderText()) and HAN.search(w.status.state_label.text())
+        assert w.features.apply_language("en") == "en"
+        _settle(qloop)
+        back = visible_strings(w)
+        assert not [t for _w, t in back if HAN.search(t)]
+        assert {t for _w, t in back} == {t for _w, t in english}     # the same texts as before the round trip
+    finally:
+        i18n.install("en")
+        qloop.run_until_complete(w.shutdown())
