@@ -13,9 +13,33 @@ from __future__ import annotations
 from typing import Any
 
 from app.core.conversation import Conversation, Message, MessageStatus, Role
+from app.core.presets import QT_TRANSLATE_NOOP
 
 #: The link target the window puts in an unanswered reply's note ("Resend").
 RESEND_LINK = "brook:resend"
+
+
+#: The notes' texts, in English; the window shows them in its language (``app.ui.retranslate.core_text``
+#: matches a note against these templates, ``%1`` a number).
+LEFT_OUT_ONE = QT_TRANSLATE_NOOP(
+    "Notes", "The oldest message was left out of this reply's prompt: the chat no longer fits the model's context "
+    "window. Start a new chat, or paste the part that matters again.")
+LEFT_OUT_MANY = QT_TRANSLATE_NOOP(
+    "Notes", "The %1 oldest messages were left out of this reply's prompt: the chat no longer fits the model's "
+    "context window. Start a new chat, or paste the part that matters again.")
+UNANSWERED = {
+    MessageStatus.STOPPED: QT_TRANSLATE_NOOP(
+        "Notes", "Stopped before any reply. This question is left out of the chat from now on; Resend asks it "
+        "again."),
+    MessageStatus.DONE: QT_TRANSLATE_NOOP(
+        "Notes", "The model ended its reply without any text. This question is left out of the chat from now on; "
+        "Resend asks it again."),
+}
+NO_REPLY = QT_TRANSLATE_NOOP(
+    "Notes", "No reply. This question is left out of the chat from now on; Resend asks it again.")
+#: Said in the chat when a model load is cancelled (``app.core.errors.LoadCancelled``).
+LOAD_CANCELLED = (QT_TRANSLATE_NOOP("Notes", "Loading %1 was cancelled."),
+                  QT_TRANSLATE_NOOP("Notes", "Loading the model was cancelled."))
 
 
 def left_out_note(msg: Message) -> str | None:
@@ -23,22 +47,14 @@ def left_out_note(msg: Message) -> str | None:
     n = msg.left_out
     if msg.role is not Role.ASSISTANT or n <= 0:
         return None
-    what = "The oldest message was" if n == 1 else f"The {n} oldest messages were"
-    return (f"{what} left out of this reply's prompt: the chat no longer fits the model's context window. Start "
-            "a new chat, or paste the part that matters again.")
+    return LEFT_OUT_ONE if n == 1 else LEFT_OUT_MANY.replace("%1", str(n))
 
 
 def unanswered_note(msg: Message) -> str | None:
     """A sentence for a reply that ended without any text (its question is left out from now on), else None."""
     if msg.role is not Role.ASSISTANT or not msg.status.final or msg.text:
         return None
-    if msg.status is MessageStatus.STOPPED:
-        why = "Stopped before any reply."
-    elif msg.status is MessageStatus.DONE:
-        why = "The model ended its reply without any text."
-    else:
-        why = "No reply."
-    return f"{why} This question is left out of the chat from now on; Resend asks it again."
+    return UNANSWERED.get(msg.status, NO_REPLY)
 
 
 def message_notes(msg: Message) -> list[str]:

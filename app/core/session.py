@@ -23,13 +23,16 @@ from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.core.errors import BrookError, LoadCancelled
 from app.core.generation import Generation, StreamSettings, generate, mark_stopped
 from app.core.generation import shutdown as shutdown_generations
-from app.core.presets import chat_params, new_chat
+from app.core.presets import QT_TRANSLATE_NOOP, chat_params, new_chat
 from app.core.scheduler import FairScheduler, scheduler_for
 from app.core.settings import AppSettings
 from app.core.store import Store
 from app.core.types import GenerationParams
 
 log = logging.getLogger("brook.session")
+#: Notices after a model switch that did not happen (English; the window translates them: ``Notes`` context).
+KEPT_CANCELLED = QT_TRANSLATE_NOOP("Notes", "Kept %1: loading %2 was cancelled.")
+KEPT_FAILED = QT_TRANSLATE_NOOP("Notes", "Kept %1: the other model could not be loaded (%2).")
 
 #: Longest title made from a chat's first message (characters; an ellipsis marks the cut).
 TITLE_CHARS = 60
@@ -223,10 +226,9 @@ class ChatSession:
         cancelled = self.load_cancel.is_set()
         self._set_engine(old)
         if await self.load():
-            if cancelled:
-                self.listener.notice(f"Kept {old.name}: loading {new.name} was cancelled.", "notice")
-            else:
-                self.listener.notice(f"Kept {old.name}: the other model could not be loaded ({failed}).", "notice")
+            said = KEPT_CANCELLED if cancelled else KEPT_FAILED
+            self.listener.notice(said.replace("%1", old.name).replace("%2", new.name if cancelled else str(failed)),
+                                 "notice")
         return False
 
     def _open(self, path: str) -> Any:

@@ -33,6 +33,7 @@
     <name>ChatInput</name>
     <message>
         <source>Ask anything…  (Enter to send, Shift+Enter for a new line, Esc to stop)</source>
+        <extracomment>Widest the message column gets (px): lines of ~90-100 characters, comfortable to read. Indents that tell the two sides apart (px, at most a fifth / a tenth of the column). Messages this close to the viewport (px) get their widgets before they scroll in.</extracomment>
         <translation>随便问点什么…（Enter 发送，Shift+Enter 换行，Esc 停止）</translation>
     </message>
 </context>
@@ -319,6 +320,53 @@
     </message>
 </context>
 <context>
+    <name>Figures</name>
+    <message>
+        <source>%1 tokens</source>
+        <translation>%1 个 token</translation>
+    </message>
+    <message>
+        <source>prefill</source>
+        <translation>预填充</translation>
+    </message>
+    <message>
+        <source>first paint</source>
+        <translation>首次绘制</translation>
+    </message>
+    <message>
+        <source>waited for the model</source>
+        <translation>等待模型</translation>
+    </message>
+    <message>
+        <source>queue high-water mark</source>
+        <translation>队列最高水位</translation>
+    </message>
+    <message>
+        <source>backpressure waits &gt; 100 ms</source>
+        <translation>背压等待（超过 100 ms）</translation>
+    </message>
+    <message>
+        <source>backpressure wait total</source>
+        <translation>背压等待合计</translation>
+    </message>
+    <message>
+        <source>render ticks</source>
+        <translation>渲染帧数</translation>
+    </message>
+    <message>
+        <source>longest tick</source>
+        <translation>最长一帧</translation>
+    </message>
+    <message>
+        <source>total</source>
+        <translation>总计</translation>
+    </message>
+    <message>
+        <source>chunks</source>
+        <translation>个块</translation>
+    </message>
+</context>
+<context>
     <name>HelpDialogs</name>
     <message>
         <source>Send the message</source>
@@ -409,13 +457,202 @@
 <context>
     <name>Inspector</name>
     <message>
-        <source>Stream &amp;inspector</source>
+        <source>prefill</source>
         <extracomment>How often the inspector re-reads a live reply (ms). How often the summary figures are recomputed while live (s; percentiles over every chunk).</extracomment>
+        <translation>预填充</translation>
+    </message>
+    <message>
+        <source>first paint</source>
+        <translation>首次绘制</translation>
+    </message>
+    <message>
+        <source>decode</source>
+        <translation>解码</translation>
+    </message>
+    <message>
+        <source>tokens / chunks</source>
+        <translation>token / 块</translation>
+    </message>
+    <message>
+        <source>gap p50 / p95</source>
+        <translation>间隔 p50 / p95</translation>
+    </message>
+    <message>
+        <source>gap max</source>
+        <translation>最大间隔</translation>
+    </message>
+    <message>
+        <source>produced→painted p95</source>
+        <translation>生成→绘制 p95</translation>
+    </message>
+    <message>
+        <source>queue high-water</source>
+        <translation>队列最高水位</translation>
+    </message>
+    <message>
+        <source>backpressure waits</source>
+        <translation>背压等待</translation>
+    </message>
+    <message>
+        <source>render ticks</source>
+        <translation>渲染帧数</translation>
+    </message>
+    <message>
+        <source>longest tick</source>
+        <translation>最长一帧</translation>
+    </message>
+    <message>
+        <source>chunks / tick</source>
+        <translation>每帧块数</translation>
+    </message>
+    <message>
+        <source>stop latency</source>
+        <translation>停止延迟</translation>
+    </message>
+    <message>
+        <source>loop stalls</source>
+        <translation>事件循环卡顿</translation>
+    </message>
+    <message>
+        <source>No reply selected</source>
+        <translation>未选择回复</translation>
+    </message>
+    <message>
+        <source>Hover over the plot to see a chunk</source>
+        <translation>将鼠标悬停在图上查看某个块</translation>
+    </message>
+    <message>
+        <source>Copy as JSON</source>
+        <translation>复制为 JSON</translation>
+    </message>
+    <message>
+        <source>Save…</source>
+        <translation>保存…</translation>
+    </message>
+    <message>
+        <source>Fit</source>
+        <translation>全部显示</translation>
+    </message>
+    <message>
+        <source>Show the whole reply and follow it (after zooming or panning)</source>
+        <translation>显示整条回复并跟随它（在缩放或平移之后）</translation>
+    </message>
+    <message>
+        <source>Reply %1</source>
+        <translation>回复 %1</translation>
+    </message>
+    <message>
+        <source>no timeline (recorded only while it streams here)</source>
+        <translation>没有时间线（只在本窗口中流式生成时记录）</translation>
+    </message>
+    <message>
+        <source>Stream timeline</source>
+        <translation>流式时间线</translation>
+    </message>
+    <message>
+        <source>queue depth %1</source>
+        <translation>队列深度 %1</translation>
+    </message>
+    <message>
+        <source>waited %1 ms on a full queue</source>
+        <translation>因队列已满等待了 %1 ms</translation>
+    </message>
+    <message>
+        <source>chunk %1: %2</source>
+        <translation>第 %1 块：%2</translation>
+    </message>
+    <message>
+        <source>Save the stream timeline</source>
+        <translation>保存流式时间线</translation>
+    </message>
+    <message>
+        <source>Could not save to %1: %2</source>
+        <translation>无法保存到 %1：%2</translation>
+    </message>
+    <message>
+        <source>Stream inspector</source>
+        <translation>流式检查器</translation>
+    </message>
+    <message>
+        <source>Stream &amp;inspector</source>
         <translation>流检查器(&amp;I)</translation>
     </message>
     <message>
         <source>Where each chunk of a reply waited: timeline, queue, ticks, stalls (Ctrl+Shift+I)</source>
         <translation>回复的每个数据块在哪里等待：时间线、队列、渲染周期、卡顿 (Ctrl+Shift+I)</translation>
+    </message>
+    <message>
+        <source>&amp;View</source>
+        <translation>视图(&amp;V)</translation>
+    </message>
+    <message>
+        <source>produced</source>
+        <extracomment>The four stamps of a chunk: (Timeline attribute, label, colour); labels translated where drawn (&quot;Inspector&quot;).</extracomment>
+        <translation>生成</translation>
+    </message>
+    <message>
+        <source>enqueued</source>
+        <translation>入队</translation>
+    </message>
+    <message>
+        <source>dequeued</source>
+        <translation>出队</translation>
+    </message>
+    <message>
+        <source>painted</source>
+        <translation>绘制</translation>
+    </message>
+    <message>
+        <source>chunk</source>
+        <translation>块</translation>
+    </message>
+    <message>
+        <source>queue</source>
+        <translation>队列</translation>
+    </message>
+    <message>
+        <source>tick ms</source>
+        <translation>帧 ms</translation>
+    </message>
+    <message>
+        <source>backpressure wait</source>
+        <translation>背压等待</translation>
+    </message>
+</context>
+<context>
+    <name>LoadProgressDialog</name>
+    <message>
+        <source>Loading the model</source>
+        <extracomment>A load shorter than this (ms) shows no window.</extracomment>
+        <translation>正在加载模型</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Cancelling…</source>
+        <translation>正在取消…</translation>
+    </message>
+    <message>
+        <source>Stop loading; the model in use before stays in use</source>
+        <translation>停止加载；继续使用之前的模型</translation>
+    </message>
+    <message>
+        <source>Cancel loading the model</source>
+        <translation>取消加载模型</translation>
+    </message>
+    <message>
+        <source>Load progress</source>
+        <translation>加载进度</translation>
+    </message>
+    <message>
+        <source>Loading %1…</source>
+        <translation>正在加载 %1…</translation>
+    </message>
+    <message>
+        <source>%1 s so far</source>
+        <translation>已用 %1 秒</translation>
     </message>
 </context>
 <context>
@@ -479,6 +716,7 @@
     </message>
     <message>
         <source>&amp;Undo delete chat</source>
+        <extracomment>How long Undo stays offered after a chat was deleted (ms).</extracomment>
         <translation>撤销删除对话(&amp;U)</translation>
     </message>
     <message>
@@ -512,6 +750,14 @@
     <message>
         <source>generating…</source>
         <translation>正在生成…</translation>
+    </message>
+    <message>
+        <source>Open a GGUF model</source>
+        <translation>打开 GGUF 模型</translation>
+    </message>
+    <message>
+        <source>GGUF models (*.gguf);;All files (*)</source>
+        <translation>GGUF 模型 (*.gguf);;所有文件 (*)</translation>
     </message>
     <message>
         <source>ready</source>
@@ -576,6 +822,10 @@
         <translation>版本</translation>
     </message>
     <message>
+        <source>Inspect the stream (timings)</source>
+        <translation>查看流式过程（时间）</translation>
+    </message>
+    <message>
         <source>Delete message</source>
         <translation>删除消息</translation>
     </message>
@@ -618,6 +868,14 @@
         <translation>助手</translation>
     </message>
     <message>
+        <source>%1 tokens</source>
+        <translation>%1 个 token</translation>
+    </message>
+    <message>
+        <source>%1 characters</source>
+        <translation>%1 个字符</translation>
+    </message>
+    <message>
         <source>cut at the token limit</source>
         <translation>已达 token 上限而截断</translation>
     </message>
@@ -626,8 +884,8 @@
         <translation>截断：上下文窗口已满</translation>
     </message>
     <message>
-        <source>The model ended its reply without any text. Try again, rephrase, or start a new chat if this one is long.</source>
-        <translation>模型结束了回复但没有输出任何文字。请重试、换个说法，或在对话很长时新建对话。</translation>
+        <source>Resend</source>
+        <translation>重新发送</translation>
     </message>
     <message>
         <source>waited %1 s for the model</source>
@@ -739,6 +997,48 @@
     <message>
         <source>Models folder</source>
         <translation>模型文件夹</translation>
+    </message>
+</context>
+<context>
+    <name>Notes</name>
+    <message>
+        <source>The oldest message was left out of this reply&apos;s prompt: the chat no longer fits the model&apos;s context window. Start a new chat, or paste the part that matters again.</source>
+        <extracomment>The notes&apos; texts, in English; the window shows them in its language (``app.ui.retranslate.core_text`` matches a note against these templates, ``%1`` a number).</extracomment>
+        <translation>最早的一条消息没有放进这条回复的提示词：对话已超出模型的上下文窗口。请开始新对话，或把重要的部分重新粘贴一次。</translation>
+    </message>
+    <message>
+        <source>The %1 oldest messages were left out of this reply&apos;s prompt: the chat no longer fits the model&apos;s context window. Start a new chat, or paste the part that matters again.</source>
+        <translation>最早的 %1 条消息没有放进这条回复的提示词：对话已超出模型的上下文窗口。请开始新对话，或把重要的部分重新粘贴一次。</translation>
+    </message>
+    <message>
+        <source>Stopped before any reply. This question is left out of the chat from now on; Resend asks it again.</source>
+        <translation>在回复之前就已停止。此后这个问题不再计入对话；点“重新发送”可再问一次。</translation>
+    </message>
+    <message>
+        <source>The model ended its reply without any text. This question is left out of the chat from now on; Resend asks it again.</source>
+        <translation>模型结束了回复，但没有输出任何文字。此后这个问题不再计入对话；点“重新发送”可再问一次。</translation>
+    </message>
+    <message>
+        <source>No reply. This question is left out of the chat from now on; Resend asks it again.</source>
+        <translation>没有回复。此后这个问题不再计入对话；点“重新发送”可再问一次。</translation>
+    </message>
+    <message>
+        <source>Loading %1 was cancelled.</source>
+        <extracomment>Said in the chat when a model load is cancelled (``app.core.errors.LoadCancelled``).</extracomment>
+        <translation>已取消加载 %1。</translation>
+    </message>
+    <message>
+        <source>Loading the model was cancelled.</source>
+        <translation>已取消加载模型。</translation>
+    </message>
+    <message>
+        <source>Kept %1: loading %2 was cancelled.</source>
+        <extracomment>Notices after a model switch that did not happen (English; the window translates them: ``Notes`` context).</extracomment>
+        <translation>继续使用 %1：已取消加载 %2。</translation>
+    </message>
+    <message>
+        <source>Kept %1: the other model could not be loaded (%2).</source>
+        <translation>继续使用 %1：另一个模型无法加载（%2）。</translation>
     </message>
 </context>
 <context>
@@ -1060,8 +1360,8 @@
         <translation>跟随系统语言</translation>
     </message>
     <message>
-        <source>Language of Brook&apos;s windows (from the next start).</source>
-        <translation>Brook 界面的语言（下次启动时生效）。</translation>
+        <source>Language of Brook&apos;s windows (changes at once).</source>
+        <translation>Brook 窗口的语言（立即生效）。</translation>
     </message>
     <message>
         <source>Follow the system</source>
@@ -1156,8 +1456,16 @@
         <translation>模型与窗口之间等待中的数据块（实时），以及因队列已满等待超过 100 毫秒的写入次数（背压）</translation>
     </message>
     <message>
+        <source>queue %1 (≤%2) · waits %3</source>
+        <translation>队列 %1（≤%2）· 等待 %3 次</translation>
+    </message>
+    <message>
         <source>Last reply</source>
         <translation>上一条回复</translation>
+    </message>
+    <message>
+        <source>queue ≤%1 · waits %2</source>
+        <translation>队列 ≤%1 · 等待 %2 次</translation>
     </message>
 </context>
 <context>

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication, Qt, QTimer
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QEvent, Qt, QTimer
 from PySide6.QtGui import QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -51,23 +51,36 @@ log = logging.getLogger("brook.ui.inspector")
 REFRESH_MS = 250
 #: How often the summary figures are recomputed while live (s; percentiles over every chunk).
 FIGURES_S = 1.0
-_FIGURES = (  # (label, key(s), unit/format)
+_FIGURES = (  # (label, key(s), unit/format); labels translated where shown (context "Inspector")
     ("TTFT", ("ttft_ms",), "{:.1f} ms"),
-    ("  prefill", ("prefill_ms",), "{:.1f} ms"),
-    ("  first paint", ("first_paint_ms",), "{:.1f} ms"),
-    ("decode", ("decode_tokens_per_s",), "{:.1f} tok/s"),
-    ("tokens / chunks", ("decode_tokens", "chunks"), "{} / {}"),
-    ("gap p50 / p95", ("gap_ms_p50", "gap_ms_p95"), "{:.1f} / {:.1f} ms"),
-    ("gap max", ("gap_ms_max",), "{:.1f} ms"),
-    ("produced→painted p95", ("latency_ms_p95",), "{:.1f} ms"),
-    ("queue high-water", ("queue_high_water",), "{} chunk(s)"),
-    ("backpressure waits", ("backpressure_waits", "backpressure_wait_ms"), "{} ({:.0f} ms)"),
-    ("render ticks", ("ticks",), "{}"),
-    ("longest tick", ("longest_tick_ms",), "{:.1f} ms"),
-    ("chunks / tick", ("chunks_per_tick_mean", "chunks_per_tick_max"), "{:.1f} (max {})"),
-    ("stop latency", ("stop_latency_ms",), "{:.1f} ms"),
-    ("loop stalls", ("loop_stalls", "loop_stall_longest_ms"), "{} (longest {:.0f} ms)"),  # in this reply
+    ("  " + QT_TRANSLATE_NOOP("Inspector", "prefill"), ("prefill_ms",), "{:.1f} ms"),
+    ("  " + QT_TRANSLATE_NOOP("Inspector", "first paint"), ("first_paint_ms",), "{:.1f} ms"),
+    (QT_TRANSLATE_NOOP("Inspector", "decode"), ("decode_tokens_per_s",), "{:.1f} tok/s"),
+    (QT_TRANSLATE_NOOP("Inspector", "tokens / chunks"), ("decode_tokens", "chunks"), "{} / {}"),
+    (QT_TRANSLATE_NOOP("Inspector", "gap p50 / p95"), ("gap_ms_p50", "gap_ms_p95"), "{:.1f} / {:.1f} ms"),
+    (QT_TRANSLATE_NOOP("Inspector", "gap max"), ("gap_ms_max",), "{:.1f} ms"),
+    (QT_TRANSLATE_NOOP("Inspector", "produced→painted p95"), ("latency_ms_p95",), "{:.1f} ms"),
+    (QT_TRANSLATE_NOOP("Inspector", "queue high-water"), ("queue_high_water",), "{} chunk(s)"),
+    (QT_TRANSLATE_NOOP("Inspector", "backpressure waits"), ("backpressure_waits", "backpressure_wait_ms"),
+     "{} ({:.0f} ms)"),
+    (QT_TRANSLATE_NOOP("Inspector", "render ticks"), ("ticks",), "{}"),
+    (QT_TRANSLATE_NOOP("Inspector", "longest tick"), ("longest_tick_ms",), "{:.1f} ms"),
+    (QT_TRANSLATE_NOOP("Inspector", "chunks / tick"), ("chunks_per_tick_mean", "chunks_per_tick_max"),
+     "{:.1f} (max {})"),
+    (QT_TRANSLATE_NOOP("Inspector", "stop latency"), ("stop_latency_ms",), "{:.1f} ms"),
+    (QT_TRANSLATE_NOOP("Inspector", "loop stalls"), ("loop_stalls", "loop_stall_longest_ms"),
+     "{} (longest {:.0f} ms)"),  # in this reply
 )
+
+
+translate = QCoreApplication.translate   # lupdate reads translate("Context", "text") calls
+
+
+
+def _label(label: str) -> str:
+    """A figure's label in the UI language (its indentation kept)."""
+    stripped = label.strip()
+    return label[:len(label) - len(label.lstrip())] + translate("Inspector", stripped)
 
 
 def _fmt(fmt: str, values: list[Any]) -> str:
@@ -105,12 +118,12 @@ class StreamInspector(QWidget):
         self._figures_at = 0.0
         self._refreshed_at = 0.0
 
-        self.title = QLabel("No reply selected")
+        self.title = QLabel(translate("Inspector", "No reply selected"))
         self.title.setObjectName("inspectorTitle")
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.view = TimelineView()
         self.view.hovered.connect(self.hover_chunk)
-        self.hover = QLabel("Hover over the plot to see a chunk")
+        self.hover = QLabel(translate("Inspector", "Hover over the plot to see a chunk"))
         self.hover.setObjectName("inspectorHover")
         self.hover.setWordWrap(True)
         self.hover.setTextFormat(Qt.TextFormat.PlainText)
@@ -126,13 +139,14 @@ class StreamInspector(QWidget):
             value = QLabel("–")
             value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             self.figure_labels[label.strip()] = value
-            form.addRow(label, value)
-        self.copy_button = QPushButton("Copy as JSON")
+            form.addRow(_label(label), value)
+        self.copy_button = QPushButton(translate("Inspector", "Copy as JSON"))
         self.copy_button.clicked.connect(self.copy_json)
-        self.save_button = QPushButton("Save…")
+        self.save_button = QPushButton(translate("Inspector", "Save…"))
         self.save_button.clicked.connect(lambda: self.save_json())
-        self.fit_button = QPushButton("Fit")
-        self.fit_button.setToolTip("Show the whole reply and follow it (after zooming or panning)")
+        self.fit_button = QPushButton(translate("Inspector", "Fit"))
+        self.fit_button.setToolTip(translate("Inspector",
+                                             "Show the whole reply and follow it (after zooming or panning)"))
         self.fit_button.clicked.connect(self.view.fit)
         buttons = QHBoxLayout()
         buttons.addWidget(self.fit_button)
@@ -153,6 +167,12 @@ class StreamInspector(QWidget):
         self._timer = QTimer(self)
         self._timer.setInterval(refresh_ms)
         self._timer.timeout.connect(self._on_timer)
+
+    def changeEvent(self, event: QEvent) -> None:
+        """A live language switch: the composed title again (the fixed texts follow ``app.ui.retranslate``)."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.LanguageChange and self._reply is not None:
+            self._set_title()
 
     # what to show ----------------------------------------------------------------------------------------
     def set_reply(self, reply: Message | None, metrics: StreamMetrics | None = None,
@@ -175,10 +195,11 @@ class StreamInspector(QWidget):
         reply = self._reply
         if reply is None:
             if self._metrics is None:
-                self.title.setText("No reply selected")
+                self.title.setText(translate("Inspector", "No reply selected"))
             return
         model = f" · {reply.model}" if reply.model else ""
-        text = f"Reply {reply.id}{model} · {reply.status.value}"
+        status = QCoreApplication.translate("MessageStatus", reply.status.value)
+        text = translate("Inspector", "Reply %1").replace("%1", str(reply.id)) + f"{model} · {status}"
         if self._stored is not None:
             text += " · " + self.tr("stored timeline")
         elif self._metrics is None:
@@ -193,7 +214,7 @@ class StreamInspector(QWidget):
         self._stored = None
         self._text = text
         self._reset()
-        self.title.setText(title or "Stream timeline")
+        self.title.setText(title or translate("Inspector", "Stream timeline"))
         self.refresh()
 
     @property
@@ -216,7 +237,7 @@ class StreamInspector(QWidget):
         self._texts = None
         self.view.marker = None
         self.view.follow = True
-        self.hover.setText("Hover over the plot to see a chunk")
+        self.hover.setText(translate("Inspector", "Hover over the plot to see a chunk"))
         self._figures_at = 0.0
         self._update_timer()
 
@@ -342,17 +363,21 @@ class StreamInspector(QWidget):
             self._texts = chunk_texts(tl, self._text_now())
         text = self._texts[i] if i < len(self._texts) else ""
         times = [(label, arr[i] if i < len(arr) else None)
-                 for label, arr in (("produced", tl.produced), ("enqueued", tl.enqueued),
-                                    ("dequeued", tl.dequeued), ("painted", tl.painted))]
+                 for label, arr in ((translate("Inspector", "produced"), tl.produced),
+                                    (translate("Inspector", "enqueued"), tl.enqueued),
+                                    (translate("Inspector", "dequeued"), tl.dequeued),
+                                    (translate("Inspector", "painted"), tl.painted))]
         if self.view.marker != i:
             self.view.marker = i
             self.view.update()
         extra = ""
         if i < len(tl.depth):
-            extra = f" · queue depth {tl.depth[i]}"
+            extra = " · " + translate("Inspector", "queue depth %1").replace("%1", str(tl.depth[i]))
             if tl.wait[i] > 0.05:
-                extra += f" · waited {tl.wait[i]:.1f} ms on a full queue"
-        line = (f"chunk {i}: {json.dumps(text, ensure_ascii=False)}\n"
+                waited = translate("Inspector", "waited %1 ms on a full queue")
+                extra += " · " + waited.replace("%1", f"{tl.wait[i]:.1f}")
+        head = translate("Inspector", "chunk %1: %2").replace("%1", str(i))
+        line = (head.replace("%2", json.dumps(text, ensure_ascii=False)) + "\n"
                 + " · ".join(f"{label} {_ms(t)}" for label, t in times) + extra)
         self.hover.setText(line)
         return line
@@ -393,7 +418,8 @@ class StreamInspector(QWidget):
             return None
         if path is None:
             name = f"brook-timeline-{self._reply.id if self._reply else 'reply'}.json"
-            chosen, _ = QFileDialog.getSaveFileName(self, "Save the stream timeline", name, "JSON (*.json)")
+            chosen, _ = QFileDialog.getSaveFileName(self, translate("Inspector", "Save the stream timeline"), name,
+                                                    "JSON (*.json)")
             if not chosen:
                 return None
             path = chosen
@@ -402,7 +428,9 @@ class StreamInspector(QWidget):
             p.write_text(text, encoding="utf-8")
         except OSError as exc:
             log.warning("could not save the timeline to %s: %s", p, exc)
-            self.hover.setText(f"Could not save to {p}: {exc.strerror or exc}")
+            why = str(exc.strerror or exc)
+            said = translate("Inspector", "Could not save to %1: %2")
+            self.hover.setText(said.replace("%1", str(p)).replace("%2", why))
             return None
         return p
 
@@ -414,7 +442,7 @@ class StreamInspectorDock(QDockWidget):
     def __init__(self, parent: QWidget | None = None,
                  metrics_for: Callable[[Message], StreamMetrics | None] | None = None,
                  stored_for: Callable[[Message], dict[str, Any] | None] | None = None) -> None:
-        super().__init__("Stream inspector", parent)
+        super().__init__(translate("Inspector", "Stream inspector"), parent)
         self.setObjectName("streamInspector")
         self.inspector = StreamInspector(self)
         self.setWidget(self.inspector)
@@ -422,6 +450,20 @@ class StreamInspectorDock(QDockWidget):
         self.pinned: Message | None = None
         self.metrics_for = metrics_for or (lambda _reply: None)   # a reply's live metrics (its generation's)
         self.stored_for = stored_for or (lambda _reply: None)     # a finished reply's timeline from the history
+
+    def name_action(self) -> None:
+        """The text of View → Stream inspector (Qt renames the dock's toggle action after its title, which
+        has no accelerator: set again after a live language switch)."""
+        action = self.toggleViewAction()
+        action.setText(QCoreApplication.translate("Inspector", "Stream &inspector"))
+        action.setToolTip(QCoreApplication.translate(
+            "Inspector", "Where each chunk of a reply waited: timeline, queue, ticks, stalls (Ctrl+Shift+I)"))
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.LanguageChange:
+            self.setWindowTitle(translate("Inspector", "Stream inspector"))
+            self.name_action()
 
     def _show(self, reply: Message) -> None:
         metrics = self.metrics_for(reply)
@@ -480,10 +522,8 @@ def install_inspector(window: QMainWindow, coalescer: Any) -> StreamInspectorDoc
     window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
     dock.hide()
     action = dock.toggleViewAction()
-    action.setText(QCoreApplication.translate("Inspector", "Stream &inspector"))
+    dock.name_action()
     action.setShortcut(QKeySequence("Ctrl+Shift+I"))
-    action.setToolTip(QCoreApplication.translate(
-        "Inspector", "Where each chunk of a reply waited: timeline, queue, ticks, stalls (Ctrl+Shift+I)"))
     bar = window.menuBar()
     view_menu = getattr(window, "view_menu", None) or next(   # the window's own View menu (translated)
         (a.menu() for a in bar.actions() if a.menu() is not None and a.text().replace("&", "") == "View"), None)

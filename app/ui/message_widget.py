@@ -31,6 +31,7 @@ from app.core.conversation import Message, MessageStatus, Role
 from app.core.notes import RESEND_LINK, message_notes, unanswered_note
 from app.core.preview import plain_preview
 from app.ui.markdown_view import MarkdownView, height_for_width
+from app.ui.retranslate import core_text
 from app.ui.style import border_color
 
 STATUS_TEXT = {
@@ -192,8 +193,9 @@ class MessageWidget(QFrame):
             lay = self.layout()
             assert isinstance(lay, QVBoxLayout)
             for k, att in enumerate(attachments):   # shown folded: name and token count; the text in the tooltip
-                tokens = f" · {att.tokens:,} tokens" if att.tokens is not None else ""
-                chip = QLabel(f"⎘ {_escape(att.name)}{tokens} · {len(att.text):,} characters", self)
+                tokens = " · " + self.tr("%1 tokens").replace("%1", f"{att.tokens:,}") if att.tokens is not None else ""
+                chars = self.tr("%1 characters").replace("%1", f"{len(att.text):,}")
+                chip = QLabel(f"⎘ {_escape(att.name)}{tokens} · {chars}", self)
                 chip.setObjectName("attachmentChip")
                 chip.setToolTip(att.text[:2000] + ("…" if len(att.text) > 2000 else ""))
                 lay.insertWidget(2 + k, chip)
@@ -250,11 +252,12 @@ class MessageWidget(QFrame):
         if m.error:
             self.error.setText(m.error)
             self.error.show()
-        notes = message_notes(m)
+        notes = [core_text(n) for n in message_notes(m)]      # the core's English notes in the UI language
         if notes:
             html = "<br>".join(_escape(n) for n in notes)
             if unanswered_note(m):
-                html += f' <a href="{RESEND_LINK}">{self.tr("Resend")}</a>'
+                link = self.tr("Resend")          # not inside the f-string: lupdate does not look there
+                html += f' <a href="{RESEND_LINK}">{link}</a>'
             self.note.setText(html)
             self.note.show()
         else:
@@ -284,18 +287,23 @@ def format_figures(metrics: dict) -> tuple[str, str]:
     if metrics.get("decode_tokens_per_s"):
         parts.append(f"{metrics['decode_tokens_per_s']:.1f} tok/s")
     if metrics.get("decode_tokens"):
-        parts.append(f"{metrics['decode_tokens']} tokens")
-    labels = [("prefill_ms", "prefill", "ms"), ("first_paint_ms", "first paint", "ms"),
-              ("wait_ms", "waited for the model", "ms"),
-              ("queue_high_water", "queue high-water mark", "chunks"),
-              ("backpressure_waits", "backpressure waits > 100 ms", ""),
-              ("backpressure_wait_ms", "backpressure wait total", "ms"), ("ticks", "render ticks", ""),
-              ("longest_tick_ms", "longest tick", "ms"), ("total_ms", "total", "ms")]
+        parts.append(QCoreApplication.translate("Figures", "%1 tokens").replace("%1", str(metrics["decode_tokens"])))
+    labels = [("prefill_ms", QT_TRANSLATE_NOOP("Figures", "prefill"), "ms"),
+              ("first_paint_ms", QT_TRANSLATE_NOOP("Figures", "first paint"), "ms"),
+              ("wait_ms", QT_TRANSLATE_NOOP("Figures", "waited for the model"), "ms"),
+              ("queue_high_water", QT_TRANSLATE_NOOP("Figures", "queue high-water mark"), "chunks"),
+              ("backpressure_waits", QT_TRANSLATE_NOOP("Figures", "backpressure waits > 100 ms"), ""),
+              ("backpressure_wait_ms", QT_TRANSLATE_NOOP("Figures", "backpressure wait total"), "ms"),
+              ("ticks", QT_TRANSLATE_NOOP("Figures", "render ticks"), ""),
+              ("longest_tick_ms", QT_TRANSLATE_NOOP("Figures", "longest tick"), "ms"),
+              ("total_ms", QT_TRANSLATE_NOOP("Figures", "total"), "ms")]
     tip = []
-    for key, label, unit in labels:
+    for key, english, unit in labels:
         v = metrics.get(key)
         if v is None:
             continue
+        label = QCoreApplication.translate("Figures", english)
+        unit = QCoreApplication.translate("Figures", "chunks") if unit == "chunks" else unit
         tip.append(f"{label}: {v:.1f} {unit}".rstrip() if isinstance(v, float) else f"{label}: {v} {unit}".rstrip())
     return " · ".join(parts), "\n".join(tip)
 

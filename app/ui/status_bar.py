@@ -69,7 +69,8 @@ class StatusBar(QStatusBar):
         self._last_live = t
         m = gen.metrics
         depth = gen.stream.queue_depth if gen.stream is not None else 0
-        self.queue_label.setText(f"queue {depth} (≤{m.queue_high_water}) · waits {m.backpressure_waits}")
+        self.queue_label.setText(self.tr("queue %1 (≤%2) · waits %3").replace("%1", str(depth))
+                                 .replace("%2", str(m.queue_high_water)).replace("%3", str(m.backpressure_waits)))
         rate = m.tokens_per_s()                # the same function as the reply's summary
         if rate is not None:
             self.rate_label.setText(f"{rate:.1f} tok/s")
@@ -95,4 +96,5 @@ class StatusBar(QStatusBar):
         _line, tip = format_figures(m)
         self.ttft_label.setToolTip(self.tr("Last reply") + "\n" + tip)
         self.rate_label.setToolTip(self.tr("Last reply") + "\n" + tip)
-        self.queue_label.setText(f"queue ≤{m.get('queue_high_water', 0)} · waits {m.get('backpressure_waits', 0)}")
+        self.queue_label.setText(self.tr("queue ≤%1 · waits %2").replace("%1", str(m.get("queue_high_water", 0)))
+                                 .replace("%2", str(m.get("backpressure_waits", 0))))

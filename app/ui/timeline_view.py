@@ -20,16 +20,22 @@ import math
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QEvent, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPen, QPixmap, QPolygonF, QWheelEvent
 from PySide6.QtWidgets import QSizePolicy, QWidget
 from shiboken6 import VoidPtr
 
 from app.core.timeline import Timeline
 
-#: The four stamps of a chunk: (Timeline attribute, label, colour).
-STAMPS = (("produced", "produced", "#1f77b4"), ("enqueued", "enqueued", "#17becf"),
-          ("dequeued", "dequeued", "#ff7f0e"), ("painted", "painted", "#2ca02c"))
+#: The four stamps of a chunk: (Timeline attribute, label, colour); labels translated where drawn ("Inspector").
+STAMPS = (("produced", QT_TRANSLATE_NOOP("Inspector", "produced"), "#1f77b4"),
+          ("enqueued", QT_TRANSLATE_NOOP("Inspector", "enqueued"), "#17becf"),
+          ("dequeued", QT_TRANSLATE_NOOP("Inspector", "dequeued"), "#ff7f0e"),
+          ("painted", QT_TRANSLATE_NOOP("Inspector", "painted"), "#2ca02c"))
+
+
+translate = QCoreApplication.translate   # lupdate reads translate("Context", "text") calls
+
 WAIT_COLOR, STALL_COLOR, QUEUE_COLOR, TICK_COLOR = "#d62728", QColor(214, 39, 40, 55), "#9467bd", "#8c564b"
 LEFT, RIGHT, TOP, BOTTOM, GAP = 52, 10, 8, 22, 8
 
@@ -252,7 +258,7 @@ class TimelineView(QWidget):
             shade.setAlpha(28)
             painter.fillRect(QRectF(a, chunk.top(), max(1.0, b - a), chunk.height()), shade)
             painter.setPen(QPen(QColor(fg.red(), fg.green(), fg.blue(), 140)))
-            painter.drawText(QPointF(a + 3, chunk.bottom() - 4), "prefill")
+            painter.drawText(QPointF(a + 3, chunk.bottom() - 4), translate("Inspector", "prefill"))
         for s0, s1 in self.stalls:
             if s1 < x0 or s0 > x1:
                 continue
@@ -273,22 +279,31 @@ class TimelineView(QWidget):
         for r, top in ((queue, f"{self.queue_max:.0f}"), (ticks, f"{self.tick_max:.0f}")):
             painter.drawText(QPointF(r.left() - 4 - fm.horizontalAdvance(top), r.top() + fm.ascent()), top)
             painter.drawText(QPointF(r.left() - 4 - fm.horizontalAdvance("0"), r.bottom()), "0")
-        for r, text in ((chunk, "chunk"), (queue, "queue"), (ticks, "tick ms")):
+        for r, text in ((chunk, translate("Inspector", "chunk")), (queue, translate("Inspector", "queue")),
+                        (ticks, translate("Inspector", "tick ms"))):
             painter.save()
             painter.translate(12, r.center().y())
             painter.rotate(-90)
             painter.drawText(QPointF(-fm.horizontalAdvance(text) / 2, 0), text)
             painter.restore()
         lx, ly = chunk.left() + 8, chunk.top() + 6
-        for _name, label, color in (*STAMPS, ("waits", "backpressure wait", WAIT_COLOR)):
+        waits = ("waits", QT_TRANSLATE_NOOP("Inspector", "backpressure wait"), WAIT_COLOR)
+        for _name, label, color in (*STAMPS, waits):
             ly += fm.height()
             painter.setPen(QPen(QColor(color), 2))
             painter.drawLine(QPointF(lx, ly - fm.ascent() / 2 + 1), QPointF(lx + 16, ly - fm.ascent() / 2 + 1))
             painter.setPen(fg)
-            painter.drawText(QPointF(lx + 22, ly), label)
+            painter.drawText(QPointF(lx + 22, ly), translate("Inspector", label))
         painter.end()
         self._static, self._static_key = pixmap, key
         return pixmap
+
+    def changeEvent(self, event: QEvent) -> None:
+        """A live language switch: the labels of the static layer are drawn again."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.LanguageChange:
+            self._static_key = ()
+            self.update()
 
     def paintEvent(self, event: QPaintEvent) -> None:
         self.paints += 1

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QPoint, Qt, QTimer
+from PySide6.QtCore import QByteArray, QCoreApplication, QPoint, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu
 
@@ -25,13 +25,13 @@ class WindowState:
         self.delete_action = window.delete_action
         window.chat_menu.addSeparator()
         window.chat_menu.addAction(self.delete_action)
-        self.undo_action = QAction(window.tr("&Undo delete chat"), window)
+        self.undo_action = QAction(QCoreApplication.translate("MainWindow", "&Undo delete chat"), window)
         self.undo_action.setShortcut(QKeySequence("Ctrl+Shift+Z"))
         self.undo_action.setEnabled(False)
         self.undo_action.triggered.connect(self.undo_delete)
         window.addAction(self.undo_action)
         window.chat_menu.addAction(self.undo_action)
-        self.sidebar_action = QAction(window.tr("Show &sidebar"), window)
+        self.sidebar_action = QAction(QCoreApplication.translate("MainWindow", "Show &sidebar"), window)
         self.sidebar_action.setCheckable(True)
         self.sidebar_action.setChecked(window.sidebar.isVisible() or window.store is not None)
         self.sidebar_action.setShortcut(QKeySequence("Ctrl+B"))
@@ -68,8 +68,8 @@ class WindowState:
         self.deleted = conv
         self.undo_action.setEnabled(True)
         self._undo_timer.start(UNDO_MS)
-        self.w.statusBar().showMessage(self.w.tr("Deleted “%1” — Undo with Ctrl+Shift+Z").replace("%1", conv.title),
-                                       UNDO_MS)
+        said = QCoreApplication.translate("MainWindow", "Deleted “%1” — Undo with Ctrl+Shift+Z")
+        self.w.statusBar().showMessage(said.replace("%1", conv.title), UNDO_MS)
         return True
 
     def undo_delete(self) -> bool:
@@ -79,7 +79,8 @@ class WindowState:
         conv, self.deleted = self.deleted, None
         self.undo_action.setEnabled(False)
         self.w.session.restore_conversation(conv)
-        self.w.statusBar().showMessage(self.w.tr("Restored “%1”").replace("%1", conv.title), 4000)
+        said = QCoreApplication.translate("MainWindow", "Restored “%1”")
+        self.w.statusBar().showMessage(said.replace("%1", conv.title), 4000)
         return True
 
     # -- sidebar --------------------------------------------------------------------------------------------
