@@ -33,7 +33,7 @@
     <name>ChatInput</name>
     <message>
         <source>Ask anything…  (Enter to send, Shift+Enter for a new line, Esc to stop)</source>
-        <extracomment>Widest the message column gets (px): lines of ~90-100 characters, comfortable to read. Indents that tell the two sides apart (px, at most a fifth / a tenth of the column). Messages this close to the viewport (px) get their widgets before they scroll in.</extracomment>
+        <extracomment>Widest the message column gets (px): lines of ~90-100 characters, comfortable to read. Indents that tell the two sides apart (px, at most a fifth / a tenth of the column). Messages this close to the viewport (px) get their widgets before they scroll in. Within one scroll step, replies whose render is cached are shown in full if that fits in what is left of this; the others show their plain-text preview until the idle work renders them. Quiet time (ms) after the last scroll before the idle work starts; each idle slice does one piece of work. Characters of markdown one idle slice renders (~1-3 ms; a table that ends in the slice is parsed whole).</extracomment>
         <translation>随便问点什么…（Enter 发送，Shift+Enter 换行，Esc 停止）</translation>
     </message>
 </context>
@@ -62,6 +62,29 @@
     <message>
         <source>These settings belong to this chat only. Defaults for new chats are in Settings.</source>
         <translation>这些设置只属于本对话。新对话的默认值在“设置”中。</translation>
+    </message>
+</context>
+<context>
+    <name>ChatView</name>
+    <message>
+        <source>Previous message</source>
+        <translation>上一条消息</translation>
+    </message>
+    <message>
+        <source>Next message</source>
+        <translation>下一条消息</translation>
+    </message>
+    <message>
+        <source>Reply</source>
+        <translation>回复</translation>
+    </message>
+    <message>
+        <source>Your message</source>
+        <translation>你的消息</translation>
+    </message>
+    <message>
+        <source>%1, message %2 of %3</source>
+        <translation>%1，第 %2 条消息，共 %3 条</translation>
     </message>
 </context>
 <context>
@@ -412,6 +435,10 @@
     <message>
         <source>Focus the message box</source>
         <translation>聚焦到输入框</translation>
+    </message>
+    <message>
+        <source>Previous / next message (Ctrl+L goes back to typing)</source>
+        <translation>上一条 / 下一条消息（Ctrl+L 回到输入框）</translation>
     </message>
     <message>
         <source>Larger / smaller text</source>
@@ -859,6 +886,14 @@
 </context>
 <context>
     <name>MessageWidget</name>
+    <message>
+        <source>Reply</source>
+        <translation>回复</translation>
+    </message>
+    <message>
+        <source>Your message</source>
+        <translation>你的消息</translation>
+    </message>
     <message>
         <source>You</source>
         <translation>你</translation>
