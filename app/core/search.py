@@ -9,7 +9,7 @@ Queries: the query is split at whitespace into terms; a message matches when it 
 3+ characters are looked up in the index (a quoted FTS5 phrase each, so ``"`` and FTS5 operators in the query are
 plain text); terms of 1-2 characters (``猫``, ``AI``) cannot use a trigram index and are checked with ``instr`` on
 the rows the long terms found, or by a scan of the messages (newest first, stopping at ``limit``) when every term is
-short. Hits are ordered newest first.
+short. Hits are ordered newest first. ``search_titles`` finds chats by their title (a scan: titles are short and few).
 
 The index is an *external content* table over ``messages(content)`` kept in step by triggers, so it costs no second
 copy of the text. ``ensure_search_index`` creates it (and fills it from existing rows) on any history file that
@@ -61,6 +61,17 @@ class SearchHit:
     snippet: str
     spans: tuple[tuple[int, int], ...]
     created: float
+
+
+@dataclass(frozen=True, slots=True)
+class TitleHit:
+    """A chat whose title matches a query: ``title`` whole, ``spans`` the ``(start, end)`` character offsets of
+    every term in it (as ``SearchHit.spans``), ``updated`` the chat's last change (seconds since the epoch)."""
+
+    conversation_id: int
+    title: str
+    spans: tuple[tuple[int, int], ...]
+    updated: float
 
 
 def has_search_index(db: sqlite3.Connection) -> bool:
@@ -138,6 +149,23 @@ def search(db: sqlite3.Connection, query: str, limit: int = 50) -> list[SearchHi
         snippet, spans = make_snippet(r[3], terms)
         hits.append(SearchHit(conversation_id=r[1], message_id=r[0], conversation_title=r[5], role=r[2],
                               snippet=snippet, spans=spans, created=r[4]))
+    return hits
+
+
+def search_titles(db: sqlite3.Connection, query: str, limit: int = 20) -> list[TitleHit]:
+    """Chats whose title contains every whitespace-separated term of ``query`` (case-insensitive for ASCII, any
+    length, any script: a scan with ``instr``; titles are short and few), most recently changed first, at most
+    ``limit``. A blank query gives ``[]``."""
+    terms = _terms(query)
+    if not terms or limit <= 0:
+        return []
+    where = "".join(" AND instr(lower(title), lower(?)) > 0" for _ in terms)
+    rows = db.execute(f"SELECT id, title, updated FROM conversations WHERE 1{where} "
+                      "ORDER BY updated DESC, id DESC LIMIT ?", (*terms, limit)).fetchall()
+    hits = []
+    for conv_id, title, updated in rows:
+        text, spans = make_snippet(title, terms, context=len(title) + 1)     # the whole title, with its spans
+        hits.append(TitleHit(conversation_id=conv_id, title=text, spans=spans, updated=updated))
     return hits
 
 

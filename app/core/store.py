@@ -19,8 +19,9 @@ from typing import Any
 from app.core import timeline_store
 from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.core.recovery import damage, guard_store, looks_like_sqlite, recover, recovery_notice, start_daily_backup
-from app.core.search import SearchHit, ensure_search_index, has_search_index
+from app.core.search import SearchHit, TitleHit, ensure_search_index, has_search_index
 from app.core.search import search as search_messages
+from app.core.search import search_titles as search_chat_titles
 from app.core.store_columns import ensure_columns, load_versions, versions_json
 from app.core.text import decode_utf8, valid_text
 
@@ -223,6 +224,11 @@ class Store:
         """Messages of every chat containing all terms of ``query``, newest first (see ``app.core.search``);
         each hit has ``conversation_id``, ``message_id`` and a ``snippet``."""
         return search_messages(self.db, query, limit)
+
+    def search_titles(self, query: str, limit: int = 20) -> list[TitleHit]:
+        """Chats whose title contains all terms of ``query``, most recently changed first (see
+        ``app.core.search.search_titles``); each hit has ``conversation_id``, ``title`` and ``spans``."""
+        return search_chat_titles(self.db, query, limit)
 
     def close(self) -> None:
         self.db.close()

@@ -1234,6 +1234,16 @@
         <source>Search results</source>
         <translation>搜索结果</translation>
     </message>
+    <message>
+        <source>Chat</source>
+        <translation>对话</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n chat title(s)</source>
+        <translation>
+            <numerusform>%n 个对话标题</numerusform>
+        </translation>
+    </message>
     <message numerus="yes">
         <source>%n message(s) found</source>
         <translation>

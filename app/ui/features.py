@@ -205,7 +205,8 @@ class DailyFeatures(QObject):
 
     # -- search ------------------------------------------------------------------------------------------
     def open_hit(self, conv_id: int, message_id: int) -> None:
-        """Open the chat of a search hit and show its message (scrolled into view, briefly outlined)."""
+        """Open the chat of a search hit and show its message (scrolled into view, briefly outlined); a title
+        hit (``message_id`` 0) opens the chat only."""
         self.w.open_conversation(conv_id)
         self.context_meter.schedule()
         chat = self.w.chat

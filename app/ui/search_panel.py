@@ -1,8 +1,10 @@
-"""Search all chats as you type: a query box over a list of hits (chat title, highlighted snippet).
+"""Search all chats as you type: a query box over a list of hits — chats whose title matches first, then messages
+(chat title, highlighted snippet).
 
-Thin: ``Store.search`` (SQLite FTS5, trigram) does the work, on the loop thread (a query over a personal history
-takes milliseconds); typing is debounced. Activating a hit (click, Enter) emits ``open_requested(conversation
-id, message id)``; the window opens that chat at that message.
+Thin: ``Store.search_titles`` and ``Store.search`` (SQLite FTS5, trigram) do the work, on the loop thread (a query
+over a personal history takes milliseconds); typing is debounced. Activating a hit (click, Enter) emits
+``open_requested(conversation id, message id)`` (message id 0 for a title hit); the window opens that chat, at
+that message.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QTextDocument
 from PySide6.QtWidgets import QLabel, QLineEdit, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
-from app.core.search import SearchHit
+from app.core.search import SearchHit, TitleHit
 
 #: Typing pause before the query runs (ms).
 DEBOUNCE_MS = 150
@@ -22,12 +24,17 @@ DEBOUNCE_MS = 150
 
 def hit_html(hit: SearchHit) -> str:
     """The snippet as HTML with every matched span in bold (the rest escaped)."""
+    return marked_html(hit.snippet, hit.spans)
+
+
+def marked_html(text: str, spans: tuple[tuple[int, int], ...]) -> str:
+    """``text`` as HTML with the ``(start, end)`` character ``spans`` bold and underlined (the rest escaped)."""
     out, pos = [], 0
-    for s, e in hit.spans:
-        out.append(html.escape(hit.snippet[pos:s]))
-        out.append("<b><u>" + html.escape(hit.snippet[s:e]) + "</u></b>")
+    for s, e in spans:
+        out.append(html.escape(text[pos:s]))
+        out.append("<b><u>" + html.escape(text[s:e]) + "</u></b>")
         pos = e
-    out.append(html.escape(hit.snippet[pos:]))
+    out.append(html.escape(text[pos:]))
     return "".join(out)
 
 
@@ -42,6 +49,7 @@ class SearchPanel(QWidget):
         self.setObjectName("searchPanel")
         self.store = store
         self.hits: list[SearchHit] = []
+        self.title_hits: list[TitleHit] = []
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         self.query = QLineEdit()
@@ -84,40 +92,50 @@ class SearchPanel(QWidget):
         self.results.clear()
         search = getattr(self.store, "search", None)
         if not text.strip() or search is None:
-            self.hits = []
+            self.hits, self.title_hits = [], []
             self.summary.hide()
             self.results.hide()
             return []
         t0 = time.perf_counter()
+        titles = getattr(self.store, "search_titles", None)
+        self.title_hits = titles(text, 20) if titles is not None else []
         self.hits = search(text, 50)
         ms = (time.perf_counter() - t0) * 1000
+        chat_word = self.tr("Chat")
+        for t in self.title_hits:         # chats by title first: opening one shows the chat from its start
+            self._add(t.conversation_id, 0, f"<b>{marked_html(t.title, t.spans)}</b><br><i>{chat_word}</i>", t.title)
         for hit in self.hits:
-            item = QListWidgetItem()
-            item.setData(Qt.ItemDataRole.UserRole, (hit.conversation_id, hit.message_id))
-            rich = f"<b>{html.escape(hit.conversation_title)}</b><br>{hit_html(hit)}"
-            label = QLabel(rich)
-            label.setWordWrap(True)
-            label.setTextFormat(Qt.TextFormat.RichText)
-            label.setContentsMargins(4, 3, 4, 3)
-            item.setToolTip(hit.snippet)
-            width = max(120, self.width() - 2 * self.results.frameWidth() - 6)   # the list may not be laid out yet
-            doc = QTextDocument()
-            doc.setDefaultFont(label.font())
-            doc.setHtml(rich)
-            doc.setTextWidth(width - 8)
-            item.setSizeHint(QSize(width, int(doc.size().height()) + 8))
-            self.results.addItem(item)
-            self.results.setItemWidget(item, label)
+            self._add(hit.conversation_id, hit.message_id,
+                      f"<b>{html.escape(hit.conversation_title)}</b><br>{hit_html(hit)}", hit.snippet)
+        parts = []
+        if self.title_hits:
+            parts.append(self.tr("%n chat title(s)", "", len(self.title_hits)))
         if self.hits:
-            self.summary.setText(self.tr("%n message(s) found", "", len(self.hits)))
-        else:
-            self.summary.setText(self.tr("Nothing found"))
+            parts.append(self.tr("%n message(s) found", "", len(self.hits)))
+        self.summary.setText(" · ".join(parts) if parts else self.tr("Nothing found"))
         self.summary.setToolTip(self.tr("Search took %1 ms").replace("%1", f"{ms:.1f}"))
         self.summary.show()
         self.results.show()
-        if self.hits:
+        if self.results.count():
             self.results.setCurrentRow(0)
         return self.hits
+
+    def _add(self, conv_id: int, message_id: int, rich: str, tip: str) -> None:
+        item = QListWidgetItem()
+        item.setData(Qt.ItemDataRole.UserRole, (conv_id, message_id))
+        label = QLabel(rich)
+        label.setWordWrap(True)
+        label.setTextFormat(Qt.TextFormat.RichText)
+        label.setContentsMargins(4, 3, 4, 3)
+        item.setToolTip(tip)
+        width = max(120, self.width() - 2 * self.results.frameWidth() - 6)   # the list may not be laid out yet
+        doc = QTextDocument()
+        doc.setDefaultFont(label.font())
+        doc.setHtml(rich)
+        doc.setTextWidth(width - 8)
+        item.setSizeHint(QSize(width, int(doc.size().height()) + 8))
+        self.results.addItem(item)
+        self.results.setItemWidget(item, label)
 
     def _activate(self, item: QListWidgetItem) -> None:
         conv_id, message_id = item.data(Qt.ItemDataRole.UserRole)
