@@ -19,13 +19,17 @@ WARN_FRACTION = 0.85
 
 @dataclass(frozen=True, slots=True)
 class ContextUsage:
-    """``used``: prompt tokens (chat + draft); ``window``: the context window (tokens); ``reserve``: tokens kept
-    free for the reply; ``left_out``: older messages that no longer fit and are not sent."""
+    """``used``: prompt tokens (chat + draft); ``window``: the context window (tokens; 0: unknown, a server that
+    does not say); ``reserve``: tokens kept free for the reply; ``left_out``: older messages that no longer fit
+    and are not sent; ``estimate``: ``used`` is an estimate (a remote server that cannot render or tokenize the
+    prompt: ``app.engine.remote_tokens``), not the exact count; ``source``: how it was counted."""
 
     used: int
     window: int
     reserve: int
     left_out: int
+    estimate: bool = False
+    source: str = "model"
 
     @property
     def fraction(self) -> float:
@@ -37,13 +41,20 @@ class ContextUsage:
 
 
 def measure(engine: Any, conv: Conversation, draft: str = "", params: GenerationParams | None = None) -> ContextUsage:
-    """Usage of ``conv`` plus ``draft`` (the text in the input box) on ``engine`` (a loaded ``LlamaEngine``).
-    Raises ``EngineNotLoadedError`` when the model is not loaded; engines without a tokenizer give zeros."""
+    """Usage of ``conv`` plus ``draft`` (the text in the input box) on ``engine``: a loaded ``LlamaEngine`` (its
+    own tokenizer and chat template, exact), or a ``RemoteEngine`` (``count_prompt`` / ``context_window``: the
+    server's tokenizer where it has one, else an estimate marked ``estimate``). Raises ``EngineNotLoadedError``
+    when the model is not loaded; engines without a tokenizer give zeros."""
     params = params or GenerationParams()
     window = int(getattr(engine, "n_ctx", 0) or 0)
     messages = conv.prompt_messages()
     if draft.strip():
         messages.append({"role": "user", "content": draft})
+    if hasattr(engine, "count_prompt"):          # a remote server: its tokenizer where it has one (see above)
+        window = int(engine.context_window() or 0)
+        used, exact = engine.count_prompt(messages) if messages else (0, True)
+        return ContextUsage(used, window, min(params.max_tokens, window // 4), 0, estimate=not exact,
+                            source=str(getattr(engine, "token_source", None) or "server"))
     if not hasattr(engine, "prompt_tokens") or not messages:
         return ContextUsage(0, window, min(params.max_tokens, window // 4), 0)
     kept = engine.fit_context(messages, params)

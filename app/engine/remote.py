@@ -36,6 +36,7 @@ from httpx_sse import EventSource, SSEError
 
 from app.core.types import Chunk, GenerationParams
 from app.engine.base import EngineError, EngineNotLoadedError, ProgressCallback
+from app.engine.remote_tokens import RemoteTokens
 
 log = logging.getLogger("brook.engine.remote")
 
@@ -176,7 +177,7 @@ def _on_stop(stop: threading.Event, fn: Callable[[], None]) -> Callable[[], None
     return done.set
 
 
-class RemoteEngine:
+class RemoteEngine(RemoteTokens):
     """Chat completions from an OpenAI-compatible server (see the module docstring).
 
     ``load()`` lists the server's models (``GET /models``) and picks the model; ``stream()`` yields one

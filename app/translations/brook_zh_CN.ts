@@ -168,6 +168,22 @@
         <source>Tokens this chat sends to the model (with what you are typing) out of its context window of %1 tokens; %2 more are kept free for the reply.</source>
         <translation>本对话（含正在输入的内容）发送给模型的 token 数，上下文窗口共 %1 个 token；另留 %2 个给回复。</translation>
     </message>
+    <message>
+        <source>context %1 tokens</source>
+        <translation>上下文 %1 个 token</translation>
+    </message>
+    <message>
+        <source>Tokens this chat sends to the model (with what you are typing). The server does not say how large its context window is.</source>
+        <translation>本对话（连同你正在输入的内容）发送给模型的 token 数。服务器没有告知其上下文窗口的大小。</translation>
+    </message>
+    <message>
+        <source>≈ An estimate from the text&apos;s length: this server cannot count tokens.</source>
+        <translation>≈ 按文本长度估算：此服务器无法统计 token。</translation>
+    </message>
+    <message>
+        <source>≈ Counted with the server&apos;s tokenizer; the few tokens its chat template adds are estimated.</source>
+        <translation>≈ 由服务器的分词器统计；聊天模板额外添加的少量 token 为估算值。</translation>
+    </message>
     <message numerus="yes">
         <source>%n old message(s) left out</source>
         <translation>
