@@ -585,10 +585,6 @@
         <translation>回复 %1</translation>
     </message>
     <message>
-        <source>no timeline (recorded only while it streams here)</source>
-        <translation>没有时间线（只在本窗口中流式生成时记录）</translation>
-    </message>
-    <message>
         <source>Stream timeline</source>
         <translation>流式时间线</translation>
     </message>
@@ -1413,6 +1409,26 @@
         <translation>总超时</translation>
     </message>
     <message>
+        <source> ms</source>
+        <translation> ms</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>Event-loop watchdog threshold</source>
+        <translation>事件循环看门狗阈值</translation>
+    </message>
+    <message>
+        <source>When the window&apos;s event loop does not turn for longer than this (a stutter you would notice), Brook logs one warning with the stack of the code that held it up, and the stream inspector counts the stall. Default 100 ms; lower finds shorter stutters, 0 turns the watchdog off. Applies at once.</source>
+        <translation>当窗口的事件循环停顿超过此时长（你能察觉到的卡顿）时，Brook 会记录一条警告，附上造成阻塞的代码调用栈，流式检查器也会计入这次卡顿。默认 100 ms；更低的值能发现更短的卡顿，0 表示关闭看门狗。立即生效。</translation>
+    </message>
+    <message>
+        <source>Event-loop watchdog</source>
+        <translation>事件循环看门狗</translation>
+    </message>
+    <message>
         <source>Appearance</source>
         <translation>外观</translation>
     </message>
@@ -1527,6 +1543,17 @@
     <message>
         <source>queue ≤%1 · waits %2</source>
         <translation>队列 ≤%1 · 等待 %2 次</translation>
+    </message>
+</context>
+<context>
+    <name>StreamInspector</name>
+    <message>
+        <source>stored timeline</source>
+        <translation>已保存的时间线</translation>
+    </message>
+    <message>
+        <source>no timeline (none was stored with this reply)</source>
+        <translation>没有时间线（这条回复未保存时间线）</translation>
     </message>
 </context>
 <context>
