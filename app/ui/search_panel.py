@@ -141,6 +141,12 @@ class SearchPanel(QWidget):
         conv_id, message_id = item.data(Qt.ItemDataRole.UserRole)
         self.open_requested.emit(int(conv_id), int(message_id))
 
+    def changeEvent(self, event: QEvent) -> None:
+        """A live language switch: the summary (a plural) and the hits' labels are made again."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.LanguageChange and self.query.text().strip():
+            self._timer.start()
+
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if obj is self.query and event.type() == QEvent.Type.KeyPress:
             assert isinstance(event, QKeyEvent)
