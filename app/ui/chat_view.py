@@ -20,7 +20,9 @@ per-message difference is paid only for messages that scroll into view.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -42,7 +44,8 @@ MARGIN_X, MARGIN_Y, SPACING = 16, 12, 10
 USER_INDENT, REPLY_INDENT = 80, 24
 #: Messages this close to the viewport (px) get their widgets before they scroll in.
 OVERSCAN_PX = 120
-#: Within one scroll step, replies whose render is cached are shown in full if that fits in what is left of this;
+#: Within one layout (a scroll step), replies whose render is cached are shown in full if that fits in what is
+#: left of this (ms);
 #: the others show their plain-text preview until the idle work renders them.
 STEP_BUDGET_MS = 6.0
 #: Quiet time (ms) after the last scroll before the idle work starts; each idle slice does one piece of work.
@@ -122,7 +125,8 @@ class ChatView(QAbstractScrollArea):
         self._in_layout = False
         self.renders = RenderCache()
         self.pool = WidgetPool()
-        self._quick_until = 0.0                      # perf_counter() deadline of a scroll step's full renders
+        self._render_now = False                     # replies get their full render at once (else previews)
+        self._budget_until = 0.0                     # perf_counter() deadline of a layout's cached renders
         self._overscan = OVERSCAN_PX                 # a scroll step builds only what shows (0)
         self._idle = QTimer(self)
         self._idle.setSingleShot(True)
@@ -152,11 +156,21 @@ class ChatView(QAbstractScrollArea):
         """Append ``message`` and scroll to it; returns its widget."""
         self.items.append(_Item(message=message))
         self.stick_to_bottom = True
-        self._relayout()
-        w = self._materialize(self.items[-1])
-        self._relayout()
+        with self._rendering_now():
+            self._relayout()
+            w = self._materialize(self.items[-1])
+            self._relayout()
         assert isinstance(w, MessageWidget)
         return w
+
+    @contextlib.contextmanager
+    def _rendering_now(self) -> Iterator[None]:
+        """Within: replies that get a widget are rendered in full at once (opening a chat, a message asked for)."""
+        was, self._render_now = self._render_now, True
+        try:
+            yield
+        finally:
+            self._render_now = was
 
     def add_notice(self, text: str, object_name: str = "notice") -> QLabel:
         """Append a notice line (kept as a widget)."""
@@ -191,13 +205,15 @@ class ChatView(QAbstractScrollArea):
         self.items = [_Item(message=m) for m in conv.messages]
         self._valid = 0
         self.stick_to_bottom = True
-        self._relayout()
+        with self._rendering_now():
+            self._relayout()
 
     def widget_for(self, message: Message) -> MessageWidget | None:
         """The widget showing ``message`` (made now if the message is in the list), or None."""
         for it in reversed(self.items):
             if it.message is message:
-                w = it.widget if it.widget is not None else self._materialize(it)
+                with self._rendering_now():
+                    w = it.widget if it.widget is not None else self._materialize(it)
                 return self._in_full(w)
         return None
 
@@ -219,7 +235,8 @@ class ChatView(QAbstractScrollArea):
                 self._update_tops()
                 self.verticalScrollBar().setValue(max(0, self._tops[i] - margin))
                 self._relayout()
-                w = self._in_full(it.widget if it.widget is not None else self._materialize(it))
+                with self._rendering_now():
+                    w = self._in_full(it.widget if it.widget is not None else self._materialize(it))
                 self._relayout()
                 self.verticalScrollBar().setValue(max(0, self._tops[i] - margin))
                 return w
@@ -309,9 +326,10 @@ class ChatView(QAbstractScrollArea):
 
     # -- widgets -------------------------------------------------------------------------------------------
     def _materialize(self, it: _Item) -> QWidget:
-        """Give ``it`` a widget. A finished reply is shown in full (from the render cache when it has it) — except
-        during a scroll step (``_quick_until``): then only cached renders while the step's budget lasts, and
-        otherwise the plain-text preview, rendered in full by the idle work once the scrolling pauses."""
+        """Give ``it`` a widget. A finished reply is shown in full when asked for (``_rendering_now``: opening a
+        chat, ``widget_for``, ``scroll_to``, ``add``); otherwise (scrolling, resizing, idle work) from the render
+        cache if that fits what is left of the layout's budget, else as the plain-text preview, rendered in full
+        by the idle work once the scrolling pauses."""
         if it.widget is not None:
             return it.widget
         w: QWidget
@@ -321,14 +339,14 @@ class ChatView(QAbstractScrollArea):
             body = "rich"
             if msg.role is Role.ASSISTANT and msg.status.final and msg.text:
                 theme = palette_theme()
-                if self._quick_until:
-                    left_ms = (self._quick_until - time.perf_counter()) * 1000.0
+                if self._render_now:
+                    renderer = self.renders.get_or_render(msg, theme)
+                else:
+                    left_ms = (self._budget_until - time.perf_counter()) * 1000.0
                     renderer = self.renders.get(msg, theme, max_ms=left_ms) if left_ms > 0 else None
                     if renderer is None:
                         body = "preview"
                         self._idle.start(IDLE_DELAY_MS)
-                else:
-                    renderer = self.renders.get_or_render(msg, theme)
             made = self.pool.made
             mw = self.pool.take(msg, self.viewport(), body, renderer)
             if self.pool.made != made and mw.view is not None:
@@ -383,6 +401,7 @@ class ChatView(QAbstractScrollArea):
     def _relayout(self) -> None:
         if self._in_layout:
             return
+        self._budget_until = time.perf_counter() + STEP_BUDGET_MS / 1000.0
         self._in_layout = True
         try:
             self._layout()
@@ -442,12 +461,10 @@ class ChatView(QAbstractScrollArea):
         if self._in_layout:
             return
         self.stick_to_bottom = self.at_bottom()
-        self._quick_until = time.perf_counter() + STEP_BUDGET_MS / 1000.0
         self._overscan = 0
         try:
             self._relayout()
         finally:
-            self._quick_until = 0.0
             self._overscan = OVERSCAN_PX
         self._idle.start(IDLE_DELAY_MS)              # (again) after a pause: full renders, the overscan
 
@@ -485,11 +502,7 @@ class ChatView(QAbstractScrollArea):
         previews = self._previews()
         first, last = self._visible_range(margin=OVERSCAN_PX)
         if any(it.widget is None for it in self.items[first:last]):
-            self._quick_until = t0 + STEP_BUDGET_MS / 1000.0     # the messages just outside the viewport:
-            try:                                                 # their widgets, previews if not rendered yet
-                self._relayout()
-            finally:
-                self._quick_until = 0.0
+            self._relayout()          # the messages just outside the viewport: widgets, previews if not rendered
         elif previews:
             it = previews[0]
             w = it.widget
