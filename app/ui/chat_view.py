@@ -24,12 +24,15 @@ import contextlib
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QResizeEvent
-from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QFrame, QLabel, QPlainTextEdit, QSizePolicy, QWidget
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QFrame, QLabel, QSizePolicy, QWidget
 
 from app.core.conversation import Conversation, Message, Role
+from app.ui import message_keys
+from app.ui.chat_input import ChatInput
 from app.ui.markdown_view import palette_theme
 from app.ui.message_pool import RenderCache, WidgetPool
 from app.ui.message_widget import STATUS_TEXT, MessageWidget, PlainTextView, format_figures
@@ -52,33 +55,6 @@ STEP_BUDGET_MS = 6.0
 IDLE_DELAY_MS = 30
 #: Characters of markdown one idle slice renders (~1-3 ms; a table that ends in the slice is parsed whole).
 RENDER_SLICE_CHARS = 500
-
-
-class ChatInput(QPlainTextEdit):
-    """The prompt box: Enter sends, Shift+Enter inserts a new line, Esc asks to stop."""
-
-    submitted = Signal()
-    escape = Signal()
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setPlaceholderText(self.tr("Ask anything…  (Enter to send, Shift+Enter for a new line, Esc to stop)"))
-        self.setTabChangesFocus(True)
-        self.setMaximumHeight(96)
-        self.setMinimumHeight(48)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Maximum)
-
-    def keyPressEvent(self, e: QKeyEvent) -> None:
-        if e.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-            if e.modifiers() & Qt.KeyboardModifier.ShiftModifier:
-                self.insertPlainText("\n")
-            else:
-                self.submitted.emit()
-            return
-        if e.key() == Qt.Key.Key_Escape:
-            self.escape.emit()
-            return
-        super().keyPressEvent(e)
 
 
 @dataclass(eq=False)
@@ -132,12 +108,7 @@ class ChatView(QAbstractScrollArea):
         self._idle.setSingleShot(True)
         self._idle.timeout.connect(self._idle_step)
         self.idle_slices_ms: list[float] = []        # duration of each idle slice (the benchmark reads it)
-        for keys, step, name in (("Alt+Up", -1, self.tr("Previous message")), ("Alt+Down", 1, self.tr("Next message"))):
-            act = QAction(name, self)
-            act.setShortcut(QKeySequence(keys))
-            act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-            act.triggered.connect(lambda _checked=False, s=step: self.move_focus(s))
-            self.addAction(act)
+        message_keys.install(self)
         bar = self.verticalScrollBar()
         bar.setSingleStep(40)
         bar.valueChanged.connect(self._on_scrolled)
@@ -222,8 +193,18 @@ class ChatView(QAbstractScrollArea):
         if not isinstance(w, MessageWidget):
             return None
         if w.preview:
-            w.set_rendered(self.renders.get_or_render(w.message, palette_theme()))
+            self._show_rendered(w, self.renders.get_or_render(w.message, palette_theme()))
         return w
+
+    def _show_rendered(self, w: MessageWidget, renderer: Any) -> None:
+        """Replace ``w``'s preview by the full render, laying the list out once with the final height (the
+        document is emptied first: an intermediate height would move the view's anchor)."""
+        was, self._in_layout = self._in_layout, True
+        try:
+            w.set_rendered(renderer)
+        finally:
+            self._in_layout = was
+        self._relayout()
 
     def scroll_to(self, message: Message, margin: int = 40) -> MessageWidget | None:
         """Scroll so that ``message`` starts ``margin`` px below the top of the view (following the bottom stops);
@@ -411,12 +392,20 @@ class ChatView(QAbstractScrollArea):
     def _layout(self) -> None:
         bar = self.verticalScrollBar()
         vh = self.viewport().height()
+        anchor: tuple[int, int] | None = None   # the item at the top of the view and how far into it, so that a
+        if not self.stick_to_bottom and self._dirty and self._valid:   # height changing above it moves nothing
+            i = max(0, bisect.bisect_right(self._tops, bar.value()) - 1)
+            if i < self._valid:
+                anchor = (i, bar.value() - self._tops[i])
         for _ in range(4):                       # real heights replace estimates, then it settles
             total = self._update_tops()
             bar.setRange(0, max(0, total - vh))
             bar.setPageStep(vh)
             if self.stick_to_bottom:
                 bar.setValue(bar.maximum())
+            elif anchor is not None:
+                bar.setValue(self._tops[anchor[0]] + anchor[1])
+                anchor = None
             top = bar.value()
             lo, hi = top - self._overscan, top + vh + self._overscan
             first = max(0, bisect.bisect_right(self._tops, lo) - 1)
@@ -449,7 +438,8 @@ class ChatView(QAbstractScrollArea):
 
     def _drop_far(self, top: int, vh: int) -> None:
         """Give back the widgets more than a screen away from the viewport (scrolling back a little is free)."""
-        lo, hi = top - vh, top + 2 * vh
+        keep = max(vh, 2 * OVERSCAN_PX)          # more than the overscan: what the idle work makes stays
+        lo, hi = top - keep, top + vh + keep
         tops = self._tops
         for i, it in enumerate(self.items):
             if it.widget is not None and i < len(tops):
@@ -511,7 +501,7 @@ class ChatView(QAbstractScrollArea):
             if renderer is None:          # markdown → HTML, a few lines a slice; then one slice shows it
                 self.renders.render_slice(it.message, theme, RENDER_SLICE_CHARS)
             else:
-                w.set_rendered(renderer)
+                self._show_rendered(w, renderer)
         else:
             vh = self.viewport().height()
             first, last = self._visible_range(margin=vh)
@@ -528,41 +518,14 @@ class ChatView(QAbstractScrollArea):
         if more:
             self._idle.start(0)
 
-    # -- keyboard: Alt+Up / Alt+Down move between messages ----------------------------------------------------
+    # -- keyboard: Alt+Up / Alt+Down move between messages (app/ui/message_keys.py) ---------------------------
     def focused_message(self) -> Message | None:
         """The message whose widget holds the keyboard focus (or a focused part of it), or None."""
-        focus = QApplication.focusWidget()
-        for it in self.items:
-            w = it.widget
-            if it.message is not None and w is not None and focus is not None and (focus is w or w.isAncestorOf(focus)):
-                return it.message
-        return None
+        return message_keys.focused_message(self)
 
     def move_focus(self, step: int) -> MessageWidget | None:
-        """Move the keyboard focus ``step`` messages down (negative: up), scroll to that message and mark it; with
-        no message focused, Alt+Up goes to the last message in view and Alt+Down to the first. Returns its widget."""
-        idx = [i for i, it in enumerate(self.items) if it.message is not None]
-        if not idx:
-            return None
-        current = self.focused_message()
-        if current is not None:
-            pos = next(k for k, i in enumerate(idx) if self.items[i].message is current)
-            target = idx[max(0, min(len(idx) - 1, pos + step))]
-        else:
-            first, last = self._visible_range()
-            shown = [i for i in idx if first <= i < last] or idx
-            target = shown[-1] if step < 0 else shown[0]
-        msg = self.items[target].message
-        assert msg is not None
-        w = self.scroll_to(msg, margin=SPACING)
-        if w is None:
-            return None
-        n = idx.index(target) + 1
-        who = self.tr("Reply") if msg.role is Role.ASSISTANT else self.tr("Your message")
-        w.setAccessibleName(self.tr("%1, message %2 of %3").replace("%1", who).replace("%2", str(n))
-                            .replace("%3", str(len(idx))))
-        w.setFocus(Qt.FocusReason.ShortcutFocusReason)
-        return w
+        """Alt+Up (``step`` -1) / Alt+Down (+1): see :func:`app.ui.message_keys.move_focus`."""
+        return message_keys.move_focus(self, step)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

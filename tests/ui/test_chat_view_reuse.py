@@ -234,3 +234,26 @@ def test_the_shortcuts_dialog_lists_moving_between_messages() -> None:
     from app.ui.help_dialogs import SHORTCUTS
 
     assert any(keys.startswith("Alt+↑") for keys, _what in SHORTCUTS)
+
+
+@pytest.mark.parametrize("overscan", [120, 900])      # 900: previews above the view, upgraded after it
+def test_full_renders_above_the_view_do_not_move_what_is_on_screen(window, qtbot, monkeypatch, overscan) -> None:
+    """The message at the top of the view stays where it is while the previews around it (above it too) become
+    full renders; also when its own preview is replaced (its document is emptied first)."""
+    import app.ui.chat_view as cv
+
+    monkeypatch.setattr(cv, "OVERSCAN_PX", overscan)
+    chat = window.chat
+    chat._overscan = cv.OVERSCAN_PX
+    chat.show_conversation(long_chat(150))
+    QApplication.processEvents()
+    bar = chat.verticalScrollBar()
+    bar.setValue(bar.maximum() // 2)
+    QApplication.processEvents()
+    first, _last = chat._visible_range()
+    anchor = chat.items[first]                           # the message at the top of the view
+    y = anchor.widget.y()
+    qtbot.waitUntil(lambda: chat.fully_rendered() and not chat._idle.isActive(), timeout=60_000)
+    assert any(it.widget is not None for it in chat.items[:first])     # the messages above got widgets …
+    assert not chat.stick_to_bottom
+    assert anchor.widget is not None and abs(anchor.widget.y() - y) <= 1  # … and the top of the view stayed

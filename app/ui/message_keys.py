@@ -1,0 +1,76 @@
+"""Moving between messages with the keyboard: Alt+Up / Alt+Down (window-wide shortcuts of the message list).
+
+The focused message is scrolled to (its top near the top of the view), draws a focus ring
+(``MessageWidget.paintEvent``) and tells assistive technology its role, its place ("message 3 of 40") and its
+first words (``MessageWidget.focusInEvent``). Ctrl+L goes back to the message box.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QCoreApplication, Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QApplication
+
+from app.core.conversation import Message, Role
+
+if TYPE_CHECKING:
+    from app.ui.chat_view import ChatView
+    from app.ui.message_widget import MessageWidget
+
+
+def _tr(text: str) -> str:
+    return QCoreApplication.translate("ChatView", text)
+
+
+def install(view: ChatView) -> None:
+    """Add the Alt+Up / Alt+Down actions to ``view`` (active wherever the focus is in its window)."""
+    for keys, step, name in (("Alt+Up", -1, _tr("Previous message")), ("Alt+Down", 1, _tr("Next message"))):
+        act = QAction(name, view)
+        act.setShortcut(QKeySequence(keys))
+        act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        act.triggered.connect(lambda _checked=False, s=step: move_focus(view, s))
+        view.addAction(act)
+
+
+def focused_message(view: ChatView) -> Message | None:
+    """The message whose widget holds the keyboard focus (or a focused part of it), or None."""
+    focus = QApplication.focusWidget()
+    if focus is None:
+        return None
+    for it in view.items:
+        w = it.widget
+        if it.message is not None and w is not None and (focus is w or w.isAncestorOf(focus)):
+            return it.message
+    return None
+
+
+def move_focus(view: ChatView, step: int) -> MessageWidget | None:
+    """Move the keyboard focus ``step`` messages down (negative: up), scroll to that message and mark it; with
+    no message focused, Alt+Up goes to the last message in view and Alt+Down to the first. Stops at the first
+    and the last message. Returns the focused message's widget (None in an empty chat)."""
+    from app.ui.chat_view import SPACING
+
+    items = view.items
+    idx = [i for i, it in enumerate(items) if it.message is not None]
+    if not idx:
+        return None
+    current = focused_message(view)
+    if current is not None:
+        pos = next(k for k, i in enumerate(idx) if items[i].message is current)
+        target = idx[max(0, min(len(idx) - 1, pos + step))]
+    else:
+        first, last = view._visible_range()
+        shown = [i for i in idx if first <= i < last] or idx
+        target = shown[-1] if step < 0 else shown[0]
+    msg = items[target].message
+    assert msg is not None
+    w = view.scroll_to(msg, margin=SPACING)
+    if w is None:
+        return None
+    who = _tr("Reply") if msg.role is Role.ASSISTANT else _tr("Your message")
+    w.setAccessibleName(_tr("%1, message %2 of %3").replace("%1", who).replace("%2", str(idx.index(target) + 1))
+                        .replace("%3", str(len(idx))))
+    w.setFocus(Qt.FocusReason.ShortcutFocusReason)
+    return w
