@@ -20,13 +20,11 @@ if TYPE_CHECKING:
     from app.ui.message_widget import MessageWidget
 
 
-def _tr(text: str) -> str:
-    return QCoreApplication.translate("ChatView", text)
-
-
 def install(view: ChatView) -> None:
     """Add the Alt+Up / Alt+Down actions to ``view`` (active wherever the focus is in its window)."""
-    for keys, step, name in (("Alt+Up", -1, _tr("Previous message")), ("Alt+Down", 1, _tr("Next message"))):
+    tr = QCoreApplication.translate            # the ChatView context, literal strings: lupdate finds them
+    for keys, step, name in (("Alt+Up", -1, tr("ChatView", "Previous message")),
+                             ("Alt+Down", 1, tr("ChatView", "Next message"))):
         act = QAction(name, view)
         act.setShortcut(QKeySequence(keys))
         act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
@@ -69,8 +67,9 @@ def move_focus(view: ChatView, step: int) -> MessageWidget | None:
     w = view.scroll_to(msg, margin=SPACING)
     if w is None:
         return None
-    who = _tr("Reply") if msg.role is Role.ASSISTANT else _tr("Your message")
-    w.setAccessibleName(_tr("%1, message %2 of %3").replace("%1", who).replace("%2", str(idx.index(target) + 1))
-                        .replace("%3", str(len(idx))))
+    tr = QCoreApplication.translate
+    who = tr("ChatView", "Reply") if msg.role is Role.ASSISTANT else tr("ChatView", "Your message")
+    w.setAccessibleName(tr("ChatView", "%1, message %2 of %3").replace("%1", who)
+                        .replace("%2", str(idx.index(target) + 1)).replace("%3", str(len(idx))))
     w.setFocus(Qt.FocusReason.ShortcutFocusReason)
     return w
