@@ -95,7 +95,10 @@ def install(setting: str | None = None, system_locale: str | None = None) -> str
     _installed.clear()
     _current = "en"
     QLocale.setDefault(QLocale.system())
-    if lang == "en" or app is None:
+    if app is None:
+        return "en"
+    if lang == "en":
+        _install_english_plurals(app)
         return "en"
     qm = compiled(lang)
     ours = QTranslator()
@@ -113,6 +116,16 @@ def install(setting: str | None = None, system_locale: str | None = None) -> str
     return lang
 
 
+def _install_english_plurals(app: QCoreApplication) -> None:
+    """English has no translation, but its plurals do: ``brook_en.ts`` (plural forms only) turns
+    ``tr("%n chat(s)", "", n)`` into "1 chat" / "2 chats"."""
+    qm = compiled("en")
+    plurals = QTranslator()
+    if qm is not None and plurals.load(str(qm)):
+        app.installTranslator(plurals)
+        _installed.append(plurals)
+
+
 def update_sources() -> int:
     """Run lupdate over ``app/ui`` and refresh every ``.ts`` (new strings appear as unfinished)."""
     tool = pyside_tool("lupdate")
@@ -124,10 +137,10 @@ def update_sources() -> int:
     sources = [*sorted(str(p) for p in (app_dir / "ui").glob("*.py")), *(str(app_dir / "core" / f) for f in core)]
     code = 0
     for lang in LANGUAGES:
-        if lang == "en":
-            continue
         ts = TRANSLATIONS / f"brook_{lang}.ts"
-        code |= subprocess.run([str(tool), "-no-obsolete", "-locations", "none", *sources, "-ts", str(ts)]).returncode
+        only = ["-pluralonly", "-target-language", "en"] if lang == "en" else []    # English: its plurals only
+        code |= subprocess.run([str(tool), "-no-obsolete", "-locations", "none", *only, *sources, "-ts",
+                                str(ts)]).returncode
     return code
 
 

@@ -47,3 +47,17 @@ def test_every_source_string_has_a_chinese_translation() -> None:
                   if m.find("translation").get("type") in ("unfinished", "obsolete", "vanished")
                   or not ("".join(m.find("translation").itertext())).strip()]
     assert unfinished == []
+
+
+def test_english_plurals_come_from_the_plural_only_translation(qapp) -> None:
+    from PySide6.QtCore import QCoreApplication
+
+    assert i18n.install("en") == "en"
+    found = [QCoreApplication.translate("SearchPanel", "%n message(s) found", "", n) for n in (1, 2)]
+    assert found == ["1 message found", "2 messages found"]
+    tree = ET.parse(i18n.TRANSLATIONS / "brook_en.ts")
+    sources = {m.findtext("source") for m in ET.parse(i18n.TRANSLATIONS / "brook_zh_CN.ts").iter("message")
+               if m.get("numerus") == "yes"}
+    assert {m.findtext("source") for m in tree.iter("message")} == sources      # every plural, nothing else
+    assert all(m.find("translation").get("type") is None and all(f.text for f in m.iter("numerusform"))
+               for m in tree.iter("message"))
