@@ -33,7 +33,6 @@
     <name>ChatInput</name>
     <message>
         <source>Ask anything…  (Enter to send, Shift+Enter for a new line, Esc to stop)</source>
-        <extracomment>Widest the message column gets (px): lines of ~90-100 characters, comfortable to read. Indents that tell the two sides apart (px, at most a fifth / a tenth of the column). Messages this close to the viewport (px) get their widgets before they scroll in. Within one scroll step, replies whose render is cached are shown in full if that fits in what is left of this; the others show their plain-text preview until the idle work renders them. Quiet time (ms) after the last scroll before the idle work starts; each idle slice does one piece of work. Characters of markdown one idle slice renders (~1-3 ms; a table that ends in the slice is parsed whole).</extracomment>
         <translation>随便问点什么…（Enter 发送，Shift+Enter 换行，Esc 停止）</translation>
     </message>
 </context>

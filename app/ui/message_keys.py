@@ -22,9 +22,9 @@ if TYPE_CHECKING:
 
 def install(view: ChatView) -> None:
     """Add the Alt+Up / Alt+Down actions to ``view`` (active wherever the focus is in its window)."""
-    tr = QCoreApplication.translate            # the ChatView context, literal strings: lupdate finds them
-    for keys, step, name in (("Alt+Up", -1, tr("ChatView", "Previous message")),
-                             ("Alt+Down", 1, tr("ChatView", "Next message"))):
+    translate = QCoreApplication.translate     # named "translate" (lupdate reads tr("a", "b") as a tr() call)
+    for keys, step, name in (("Alt+Up", -1, translate("ChatView", "Previous message")),
+                             ("Alt+Down", 1, translate("ChatView", "Next message"))):
         act = QAction(name, view)
         act.setShortcut(QKeySequence(keys))
         act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
@@ -67,9 +67,9 @@ def move_focus(view: ChatView, step: int) -> MessageWidget | None:
     w = view.scroll_to(msg, margin=SPACING)
     if w is None:
         return None
-    tr = QCoreApplication.translate
-    who = tr("ChatView", "Reply") if msg.role is Role.ASSISTANT else tr("ChatView", "Your message")
-    w.setAccessibleName(tr("ChatView", "%1, message %2 of %3").replace("%1", who)
+    translate = QCoreApplication.translate
+    who = translate("ChatView", "Reply") if msg.role is Role.ASSISTANT else translate("ChatView", "Your message")
+    w.setAccessibleName(translate("ChatView", "%1, message %2 of %3").replace("%1", who)
                         .replace("%2", str(idx.index(target) + 1)).replace("%3", str(len(idx))))
     w.setFocus(Qt.FocusReason.ShortcutFocusReason)
     return w
