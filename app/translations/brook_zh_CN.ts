@@ -28,6 +28,10 @@
         <source>Attachment %1, press to remove</source>
         <translation>附件 %1，按下以移除</translation>
     </message>
+    <message>
+        <source>pasted text</source>
+        <translation>粘贴的文本</translation>
+    </message>
 </context>
 <context>
     <name>ChatInput</name>
@@ -1588,13 +1592,6 @@
     <message>
         <source>Enter sends · Shift+Enter new line · Esc stops · Ctrl+F searches all chats · F1 lists every shortcut</source>
         <translation>Enter 发送 · Shift+Enter 换行 · Esc 停止 · Ctrl+F 搜索所有对话 · F1 查看全部快捷键</translation>
-    </message>
-</context>
-<context>
-    <name>self.bar</name>
-    <message>
-        <source>pasted text</source>
-        <translation>粘贴的文本</translation>
     </message>
 </context>
 </TS>

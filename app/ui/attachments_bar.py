@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt
 from PySide6.QtGui import QDropEvent, QGuiApplication, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QStyle, QToolButton, QWidget
 
@@ -118,7 +118,7 @@ class InputFilter(QObject):
             elif event.matches(QKeySequence.StandardKey.Paste):
                 text = QGuiApplication.clipboard().text()
                 if len(text) > LONG_PASTE_CHARS:
-                    self.bar.add(Attachment(self.bar.tr("pasted text"), text))
+                    self.bar.add(Attachment(QCoreApplication.translate("AttachmentsBar", "pasted text"), text))
                     return True
         elif t in (QEvent.Type.DragEnter, QEvent.Type.DragMove):
             assert isinstance(event, QDropEvent)

@@ -126,15 +126,20 @@ def _install_english_plurals(app: QCoreApplication) -> None:
         _installed.append(plurals)
 
 
+def source_files() -> list[str]:
+    """The files lupdate reads: every UI module, and the core modules with ``QT_TRANSLATE_NOOP`` templates."""
+    app_dir = Path(__file__).resolve().parent.parent
+    core = ("presets.py", "provenance.py", "notes.py", "session.py")
+    return [*sorted(str(p) for p in (app_dir / "ui").glob("*.py")), *(str(app_dir / "core" / f) for f in core)]
+
+
 def update_sources() -> int:
     """Run lupdate over ``app/ui`` and refresh every ``.ts`` (new strings appear as unfinished)."""
     tool = pyside_tool("lupdate")
     if tool is None:
         print("lupdate not found in PySide6", file=sys.stderr)
         return 1
-    app_dir = Path(__file__).resolve().parent.parent
-    core = ("presets.py", "provenance.py", "notes.py", "session.py")     # QT_TRANSLATE_NOOP templates
-    sources = [*sorted(str(p) for p in (app_dir / "ui").glob("*.py")), *(str(app_dir / "core" / f) for f in core)]
+    sources = source_files()
     code = 0
     for lang in LANGUAGES:
         ts = TRANSLATIONS / f"brook_{lang}.ts"

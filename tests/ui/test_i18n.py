@@ -61,3 +61,21 @@ def test_english_plurals_come_from_the_plural_only_translation(qapp) -> None:
     assert {m.findtext("source") for m in tree.iter("message")} == sources      # every plural, nothing else
     assert all(m.find("translation").get("type") is None and all(f.text for f in m.iter("numerusform"))
                for m in tree.iter("message"))
+
+
+def test_lupdate_sees_every_string_under_a_class_context(tmp_path) -> None:
+    """A string lupdate files under no class (``tr = QCoreApplication.translate; tr("Ctx", "text")`` reads as a
+    tr() call with "Ctx" as its text; ``self.w.tr(…)`` is filed under "self.w") is never found at run time: the
+    next ``python -m app.ui.i18n update`` would drop its translation."""
+    import re
+    import shutil
+    import subprocess
+
+    tool = i18n.pyside_tool("lupdate")
+    assert tool is not None
+    ts = tmp_path / "check.ts"
+    shutil.copy(i18n.TRANSLATIONS / "brook_zh_CN.ts", ts)
+    subprocess.run([str(tool), "-silent", "-no-obsolete", "-locations", "none", *i18n.source_files(), "-ts", str(ts)],
+                   check=True, capture_output=True, timeout=120)
+    contexts = {c.findtext("name") or "" for c in ET.parse(ts).iter("context")}
+    assert [c for c in contexts if not re.fullmatch(r"[A-Z]\w*", c)] == []
