@@ -230,12 +230,16 @@ class RemoteEngine(RemoteTokens):
             client.close()
             raise RemoteModelError(f"The server at {self.base_url} does not offer the model {self.model!r}; "
                                    f"it offers: {', '.join(self.models)}.")
+        if progress:
+            try:
+                progress(1.0)          # may raise LoadCancelled (the load window's Cancel): stay unconnected
+            except BaseException:
+                client.close()
+                raise
         with self._lock:
             old, self._client = self._client, client
         if old is not None:
             old.close()
-        if progress:
-            progress(1.0)
         log.info("connected to %s (model %s)", self.base_url, self.model)
 
     def provenance(self) -> dict[str, Any]:

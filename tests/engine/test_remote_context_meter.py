@@ -73,3 +73,19 @@ def test_the_context_window_from_what_servers_say() -> None:
 def test_estimate_tokens() -> None:
     assert estimate_tokens("") == 0 and estimate_tokens("abcd") == 1 and estimate_tokens("abcde") == 2
     assert estimate_tokens("天气") == 2 and estimate_tokens("hi 天气") == 3
+
+
+def test_a_cancelled_connect_stays_unconnected() -> None:
+    from app.core.errors import LoadCancelled
+    from app.server.api import ServerOptions
+    from tests.server.test_server_api import ServerThread, scripted
+
+    def cancel_at_the_end(fraction: float) -> None:
+        if fraction >= 1.0:
+            raise LoadCancelled("server")
+
+    with ServerThread(scripted(script="ok"), ServerOptions()) as s:
+        engine = RemoteEngine(RemoteConnection(s.url))
+        with pytest.raises(LoadCancelled):
+            engine.load(cancel_at_the_end)
+        assert not engine.loaded
