@@ -42,6 +42,15 @@ def long_chat(pairs: int) -> Conversation:
     return conv
 
 
+def show(window: MainWindow, conv: Conversation) -> None:
+    """Show ``conv`` in the window as opening it does (the welcome page makes way for the message list)."""
+    for m in conv.messages:
+        window.conversation.add(m)
+    window.conversation_shown(window.conversation)
+    QApplication.processEvents()
+    assert window.chat.isVisible()
+
+
 def shown_text(w: MessageWidget) -> str:
     if w.view is not None:
         return w.view.toPlainText()
@@ -66,7 +75,7 @@ def scroll_through(window: MainWindow, steps: int = 12) -> list[tuple[MessageWid
 
 def test_a_reused_widget_shows_its_new_message_and_nothing_of_the_old_one(window, qtbot) -> None:
     chat = window.chat
-    chat.show_conversation(long_chat(150))
+    show(window, long_chat(150))
     QApplication.processEvents()
     seen = scroll_through(window)
     assert chat.pool.reused > 20                                   # widgets were reused …
@@ -87,7 +96,7 @@ def test_a_reused_widget_shows_its_new_message_and_nothing_of_the_old_one(window
 
 def test_a_scroll_step_shows_a_preview_without_markup_then_the_full_render(window, qtbot) -> None:
     chat = window.chat
-    chat.show_conversation(long_chat(150))
+    show(window, long_chat(150))
     QApplication.processEvents()
     chat.verticalScrollBar().setValue(chat.verticalScrollBar().maximum() // 2)   # far from anything rendered
     previews = [w for w in chat.widgets if w.preview]
@@ -98,17 +107,20 @@ def test_a_scroll_step_shows_a_preview_without_markup_then_the_full_render(windo
         for markup in ("**", "`", "## ", "](", "|", "---"):
             assert markup not in text, (markup, text)
     qtbot.waitUntil(chat.fully_rendered, timeout=60_000)
+    checked = 0
     for w in previews:
         if w.message.role is Role.ASSISTANT and w.isVisible():
+            checked += 1
             assert not w.preview
-            assert "brook-copy" in w.view.toHtml()                   # the code block's Copy link is there
+            assert "brook-copy" in w.view.toHtml()                   # the code block's Copy link is there …
+            number = w.message.text.split()[1].rstrip(".")
+            assert w.view.code_for("0") == f"print({number})\n"      # … and copies this message's code
+    assert checked
 
 
 def test_the_streaming_reply_keeps_its_widget_while_scrolled_away(window, qtbot, qloop) -> None:
     chat = window.chat
-    for m in long_chat(60).messages:
-        window.conversation.add(m)
-    chat.show_conversation(window.conversation)
+    show(window, long_chat(60))
     window.session.engine = ScriptedEngine("Streaming words go on and on. " * 300, tokens_per_s=200)
     window.session.engine.load()
     window.session._loaded.set()
@@ -142,11 +154,8 @@ async def _until(cond) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_a_new_version_of_a_reply_is_rendered_again_not_taken_from_the_cache(window, qtbot) -> None:
-    conv = long_chat(3)
-    reply = conv.messages[-1]
-    window.session.conversation = conv
-    window.chat.show_conversation(conv)
-    QApplication.processEvents()
+    show(window, long_chat(3))
+    reply = window.conversation.messages[-1]
     assert window.chat.widget_for(reply).view.toPlainText().startswith("Marker 2.")
     versions.begin_new_version(reply)                    # a regenerated reply: the old text is version 1
     reply.set_text("Another answer entirely, **version two**.")
@@ -171,7 +180,7 @@ def test_a_reused_plain_text_view_forgets_the_heights_it_measured(qtbot) -> None
 
 def test_cached_heights_follow_a_width_change(window, qtbot) -> None:
     chat = window.chat
-    chat.show_conversation(long_chat(40))
+    show(window, long_chat(40))
     QApplication.processEvents()
     scroll_through(window, steps=6)
     window.resize(520, 700)
@@ -245,7 +254,7 @@ def test_full_renders_above_the_view_do_not_move_what_is_on_screen(window, qtbot
     monkeypatch.setattr(cv, "OVERSCAN_PX", overscan)
     chat = window.chat
     chat._overscan = cv.OVERSCAN_PX
-    chat.show_conversation(long_chat(150))
+    show(window, long_chat(150))
     QApplication.processEvents()
     bar = chat.verticalScrollBar()
     bar.setValue(bar.maximum() // 2)
