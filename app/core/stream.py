@@ -328,7 +328,9 @@ class TokenStream:
     def request_stop(self) -> None:
         """Ask the worker to stop at the next token and drop buffered chunks. Never blocks; idempotent."""
         if not self.stop_event.is_set():
-            if self.metrics.t_stop is None and self.alive:   # stop latency only when there was a worker to stop
+            # stop latency only when there was a worker to stop and it had not delivered its end yet (a reply
+            # that ended by itself was not stopped: its worker is merely returning)
+            if self.metrics.t_stop is None and self.alive and not self._finished:
                 self.metrics.t_stop = now()
             self.stop_event.set()
         if self._queue is not None:

@@ -156,6 +156,8 @@ def test_finished_and_stopped_replies_store_their_timeline_once_and_deleting_rem
             assert sum(d["chunks"]["chars"]) == len(reply.text)
             assert len(d["chunks"]["produced_ms"]) >= reply.chunks
         assert store.load_timeline(stopped.db_id or 0)["stop_ms"] is not None              # type: ignore[index]
+        assert store.load_timeline(done.db_id or 0)["stop_ms"] is None        # ended by itself: not stopped
+        assert done.metrics["stop_latency_ms"] is None and stopped.metrics["stop_latency_ms"] is not None
         assert stopped.status is MessageStatus.STOPPED
         store.delete_message(stopped.db_id or 0)
         assert store.load_timeline(stopped.db_id or 0) is None
