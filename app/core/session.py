@@ -18,7 +18,6 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from app.core import timeline_store
 from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.core.errors import BrookError, LoadCancelled
 from app.core.generation import Generation, StreamSettings, generate, mark_stopped
@@ -27,6 +26,7 @@ from app.core.presets import QT_TRANSLATE_NOOP, chat_params, new_chat
 from app.core.scheduler import FairScheduler, scheduler_for
 from app.core.settings import AppSettings
 from app.core.store import Store
+from app.core.timeline_writer import TimelineWriter
 from app.core.types import GenerationParams
 
 log = logging.getLogger("brook.session")
@@ -102,6 +102,7 @@ class ChatSession:
         if store is not None:     # damage found later in the session was repaired: say so, show the new list
             store.on_problem = self._history_repaired
         self.opener = opener
+        self._timelines = TimelineWriter(store) if store is not None else None
         self.conversation = self._new_conversation()
         self.running: dict[int, Generation] = {}
         self._unwinding: list[Generation] = []      # ended or stopped runs whose task or worker may still run
@@ -470,16 +471,9 @@ class ChatSession:
 
     def _save_timeline(self, gen: Generation) -> None:
         """When a reply's figures are final (finished or stopped, every chunk painted; ``generate`` notifies that
-        once): its stream timeline into the history (``app.core.timeline_store``; one write at the end, never per
-        chunk)."""
-        reply = gen.reply
-        if self.store is None or reply.db_id is None:
-            return
-        try:
-            size = self.store.save_timeline(reply.db_id, timeline_store.from_metrics(gen.metrics, reply.created))
-            log.debug("reply %s: timeline stored (%d bytes, %d chunks)", reply.id, size, len(gen.metrics.produced))
-        except Exception as exc:  # the chat goes on even when the disk is full
-            self._save_failed(exc)
+        once): its stream timeline into the history, encoded off the loop (``app.core.timeline_writer``)."""
+        if self._timelines is not None:
+            self._timelines.save(gen)
 
     def _save_failed(self, exc: BaseException) -> None:
         log.error("saving the history failed: %s", exc)
@@ -523,6 +517,8 @@ class ChatSession:
         tasks = [g.task for g in [*self._unwinding, *self.running.values()]
                  if g.task is not None and not g.task.done()]
         await shutdown_generations(tasks, [self.engine], join_timeout_s=join_timeout_s)
+        if self._timelines is not None:
+            await self._timelines.drain()        # the last replies' timelines are written before closing
 
 
 def title_for(text: str) -> str:

@@ -284,9 +284,10 @@ class Store:
         return conv
 
     # messages ------------------------------------------------------------------------------------------
-    def save_timeline(self, message_id: int, timeline: dict[str, Any]) -> int:
-        """Store a reply's stream timeline (the plain shape of ``app.core.timeline_store``; replaces one stored
-        before; deleted with its message). Returns its size in bytes. Raises ``ValueError`` for a bad one."""
+    def save_timeline(self, message_id: int, timeline: dict[str, Any] | bytes) -> int:
+        """Store a reply's stream timeline (the plain shape of ``app.core.timeline_store``, or its ``encode``-d
+        form; replaces one stored before; deleted with its message). Returns its size in bytes. Raises
+        ``ValueError`` for a bad one."""
         return timeline_store.save(self.db, message_id, timeline)
 
     def load_timeline(self, message_id: int) -> dict[str, Any] | None:

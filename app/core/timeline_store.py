@@ -139,9 +139,10 @@ def _painted(ticks: dict[str, list[int]]) -> list[int]:
     return [t for t, n in zip(ticks["at_ms"], ticks["chunks"], strict=False) for _ in range(n)]
 
 
-def encode(d: dict[str, Any]) -> bytes:
-    """The stored form of a plain timeline (see the module docstring). Raises ``ValueError`` for a bad one."""
-    ints = _ints(validated(d))
+def encode(d: dict[str, Any], *, check: bool = True) -> bytes:
+    """The stored form of a plain timeline (see the module docstring). Raises ``ValueError`` for a bad one
+    (``check=False``: ``d`` is known good, e.g. made by ``from_metrics``)."""
+    ints = _ints(validated(d) if check else d)
     c = ints["chunks"]
     packed = dict(ints)
     packed["chunks"] = {**c, **{k: _diff(c[k], None if ref is None else c[ref]) for k, ref in CHUNK_TIMES}}
@@ -149,7 +150,13 @@ def encode(d: dict[str, Any]) -> bytes:
         packed["chunks"]["painted_ms"] = None       # as always: each tick's time, once per chunk it painted
     packed["ticks"] = {**ints["ticks"], "at_ms": _diff(ints["ticks"]["at_ms"], None)}
     packed["v"] = VERSION
-    return zlib.compress(json.dumps(packed, separators=(",", ":")).encode("ascii"), 9)
+    return zlib.compress(json.dumps(packed, separators=(",", ":")).encode("ascii"), 6)   # 9: 1.6% less, 4× slower
+
+
+def encode_metrics(m: StreamMetrics, reply_created: float | None = None) -> bytes:
+    """``encode(from_metrics(m, reply_created))`` (~6 ms for 1,000 chunks, ~40 ms for 20,000: run it on a worker
+    thread once ``m`` is final; ``app.core.timeline_writer``)."""
+    return encode(from_metrics(m, reply_created), check=False)
 
 
 def decode(blob: bytes) -> dict[str, Any]:
@@ -250,9 +257,10 @@ def has_table(db: sqlite3.Connection) -> bool:
     return db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'timelines'").fetchone() is not None
 
 
-def save(db: sqlite3.Connection, message_id: int, d: dict[str, Any]) -> int:
-    """Store ``d`` as message ``message_id``'s timeline (replacing one stored before); returns its size (bytes)."""
-    blob = encode(d)
+def save(db: sqlite3.Connection, message_id: int, d: dict[str, Any] | bytes) -> int:
+    """Store ``d`` (a plain timeline, or one already ``encode``-d) as message ``message_id``'s timeline (replacing
+    one stored before); returns its size (bytes)."""
+    blob = d if isinstance(d, bytes) else encode(d)
     db.execute("INSERT OR REPLACE INTO timelines(message_id, data) VALUES (?, ?)", (message_id, blob))
     return len(blob)
 

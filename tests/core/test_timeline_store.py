@@ -166,3 +166,46 @@ def test_finished_and_stopped_replies_store_their_timeline_once_and_deleting_rem
         await session.shutdown()
 
     run(main())
+
+
+def test_the_timeline_is_encoded_off_the_loop_and_a_reply_deleted_meanwhile_is_not_written(tmp_path: Path,
+                                                                                           monkeypatch, caplog) -> None:
+    import logging
+    import threading
+
+    caplog.set_level(logging.WARNING, logger="brook.timeline")
+
+    store = Store(tmp_path / "h.sqlite3")
+    threads: list[str] = []
+    encode_metrics = ts.encode_metrics
+    release = threading.Event()
+
+    def watched(m, created):  # type: ignore[no-untyped-def]
+        threads.append(threading.current_thread().name)
+        release.wait(30)                 # still encoding while the test acts on the loop
+        return encode_metrics(m, created)
+
+    monkeypatch.setattr(ts, "encode_metrics", watched)
+    session = ChatSession(ScriptedEngine(tokens_per_s=0), store=store, listener=Recorder())
+
+    async def main() -> None:
+        assert await session.load()
+        kept = session.send("one")
+        assert kept is not None
+        await until(lambda: len(threads) == 1)
+        assert threads[0] != threading.current_thread().name            # not the loop's thread
+        release.set()
+        await until(lambda: store.load_timeline(kept.db_id or 0) is not None)
+        release.clear()
+        gone = session.send("two")
+        assert gone is not None
+        await until(lambda: len(threads) == 2)
+        session.conversation.messages.remove(gone)                       # deleted while it is encoded
+        store.delete_message(gone.db_id or 0)
+        release.set()
+        await session.shutdown()                                          # waits for the write in flight
+        assert not session._timelines.pending                            # type: ignore[union-attr]
+        assert [r[0] for r in store.db.execute("SELECT message_id FROM timelines")] == [kept.db_id]
+        assert not [r for r in caplog.records if r.name == "brook.timeline"]     # not even tried
+
+    run(main())
