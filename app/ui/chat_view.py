@@ -27,13 +27,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtGui import QFont, QResizeEvent
 from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QFrame, QLabel, QSizePolicy, QWidget
 
 from app.core.conversation import Conversation, Message, Role
 from app.ui import message_keys
 from app.ui.chat_input import ChatInput
-from app.ui.markdown_view import palette_theme
+from app.ui.markdown_view import UI_FONT_FAMILIES, palette_theme
 from app.ui.message_pool import RenderCache, WidgetPool
 from app.ui.message_widget import STATUS_TEXT, MessageWidget, PlainTextView, format_figures
 
@@ -193,8 +193,15 @@ class ChatView(QAbstractScrollArea):
         if not isinstance(w, MessageWidget):
             return None
         if w.preview:
-            self._show_rendered(w, self.renders.get_or_render(w.message, palette_theme()))
+            self._show_rendered(w, self.renders.get_or_render(w.message, self._style()))
         return w
+
+    def _style(self) -> str:
+        """The theme the views show (the application palette's); the render cache is told their font."""
+        font = QFont(self.viewport().font())
+        font.setFamilies(UI_FONT_FAMILIES)             # as MarkdownView sets its document's font
+        self.renders.use_font(font)
+        return palette_theme()
 
     def _show_rendered(self, w: MessageWidget, renderer: Any) -> None:
         """Replace ``w``'s preview by the full render, laying the list out once with the final height (the
@@ -319,7 +326,7 @@ class ChatView(QAbstractScrollArea):
             renderer = None
             body = "rich"
             if msg.role is Role.ASSISTANT and msg.status.final and msg.text:
-                theme = palette_theme()
+                theme = self._style()
                 if self._render_now:
                     renderer = self.renders.get_or_render(msg, theme)
                 else:
@@ -487,7 +494,7 @@ class ChatView(QAbstractScrollArea):
         """One slice of idle work (then the next is scheduled): render one previewed reply's markdown, or show
         a rendered one in full, or render one reply within a screen of the viewport ahead (the cache)."""
         t0 = time.perf_counter()
-        theme = palette_theme()
+        theme = self._style()
         more = True
         previews = self._previews()
         first, last = self._visible_range(margin=OVERSCAN_PX)

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
+from PySide6.QtGui import QFont
+
 from app.core.conversation import Message, Role
 from app.core.markdown import IncrementalMarkdown
 from app.ui.markdown_view import reply_renderer
@@ -36,17 +38,26 @@ INSTALL_HTML_CHARS_PER_MS = 1500
 
 
 class RenderCache:
-    """Finished ``IncrementalMarkdown`` renderers by ``(message.id, theme)`` (LRU, ``max_entries``).
+    """Finished ``IncrementalMarkdown`` renderers by ``(message.id, theme, font)`` (LRU, ``max_entries``).
 
     ``hits`` and ``misses`` count :meth:`get` answers (tests and the benchmark read them).
     """
 
     def __init__(self, max_entries: int = RENDER_CACHE_ENTRIES) -> None:
         self._max = max_entries
-        self._entries: OrderedDict[tuple[int, str], tuple[str, IncrementalMarkdown, int]] = OrderedDict()
-        self._building: tuple[Message, str, str, IncrementalMarkdown, int] | None = None   # render_slice's
+        self._entries: OrderedDict[tuple[int, str, str], tuple[str, IncrementalMarkdown, int]] = OrderedDict()
+        self._building: tuple[Message, str, str, IncrementalMarkdown, int, str] | None = None   # render_slice's
+        self.font: QFont | None = None               # the views' font (formulas are drawn for it): use_font
+        self._font_key = ""
         self.hits = 0
         self.misses = 0
+
+    def use_font(self, font: QFont) -> None:
+        """Render for views in ``font`` from now on (formulas are images drawn for a font's size: renders made
+        for another font, before a zoom, are not used)."""
+        key = font.key()
+        if key != self._font_key:
+            self.font, self._font_key = QFont(font), key
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -54,7 +65,7 @@ class RenderCache:
     def get(self, message: Message, theme: str, max_ms: float | None = None) -> IncrementalMarkdown | None:
         """The finished render of ``message`` in ``theme``, or None (never made, evicted, or its text changed;
         or, with ``max_ms``, showing it would take longer than that: ``INSTALL_HTML_CHARS_PER_MS``)."""
-        key = (message.id, theme)
+        key = (message.id, theme, self._font_key)
         hit = self._entries.get(key)
         if hit is not None:
             text = message.text
@@ -71,14 +82,14 @@ class RenderCache:
 
     def has(self, message: Message, theme: str) -> bool:
         """Whether :meth:`get` would answer a render (counts neither a hit nor a miss)."""
-        hit = self._entries.get((message.id, theme))
+        hit = self._entries.get((message.id, theme, self._font_key))
         return hit is not None and (hit[0] is message.text or hit[0] == message.text)
 
     def render(self, message: Message, theme: str) -> IncrementalMarkdown:
         """Render ``message``'s text in ``theme`` now (markdown → HTML; code colours arrive later from the
         lexer pool) and keep it; returns the renderer."""
         text = message.text
-        renderer = new_renderer(theme)
+        renderer = new_renderer(theme, self.font)
         renderer.feed(text)
         renderer.finish()
         self.put(message, theme, text, renderer)
@@ -86,8 +97,9 @@ class RenderCache:
 
     def put(self, message: Message, theme: str, text: str, renderer: IncrementalMarkdown) -> None:
         """Keep ``renderer``, the finished render of ``text`` (``message``'s text when it was made) in ``theme``."""
-        self._entries[(message.id, theme)] = (text, renderer, len(renderer.html))
-        self._entries.move_to_end((message.id, theme))
+        key = (message.id, theme, self._font_key)
+        self._entries[key] = (text, renderer, len(renderer.html))
+        self._entries.move_to_end(key)
         while len(self._entries) > self._max:
             self._entries.popitem(last=False)
 
@@ -96,8 +108,8 @@ class RenderCache:
         calls; True once it is finished and in the cache. A message whose text changed meanwhile starts again."""
         text = message.text
         b = self._building
-        if b is None or b[0] is not message or b[1] != theme or b[2] is not text:
-            b = (message, theme, text, new_renderer(theme), 0)
+        if b is None or b[0] is not message or b[1] != theme or b[2] is not text or b[5] != self._font_key:
+            b = (message, theme, text, new_renderer(theme, self.font), 0, self._font_key)
         renderer, pos = b[3], b[4]
         end = len(text) if len(text) - pos <= chars * 3 // 2 else pos + chars
         if end < len(text):
@@ -110,7 +122,7 @@ class RenderCache:
             self._building = None
             return True
         renderer.render()
-        self._building = (message, theme, text, renderer, end)
+        self._building = (message, theme, text, renderer, end, self._font_key)
         return False
 
     def get_or_render(self, message: Message, theme: str) -> IncrementalMarkdown:
@@ -121,10 +133,10 @@ class RenderCache:
         self._entries.clear()
 
 
-def new_renderer(theme: str) -> IncrementalMarkdown:
+def new_renderer(theme: str, font: QFont | None = None) -> IncrementalMarkdown:
     """A renderer as a ``MarkdownView`` makes one (code lexed in the shared lexer pool, formulas drawn in the math
     pool for a view's font)."""
-    return reply_renderer(theme)
+    return reply_renderer(theme, font)
 
 
 class WidgetPool:
