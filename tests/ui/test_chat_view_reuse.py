@@ -280,6 +280,9 @@ def test_after_a_zoom_replies_are_rendered_for_the_new_text_size(window, qtbot) 
     reply = window.conversation.messages[-1]
     before = window.chat.widget_for(reply).view.renderer.math.font[0]     # the formulas' text size (px)
     features.zoom(3)
-    QApplication.processEvents()
-    after = window.chat.widget_for(reply).view.renderer.math.font[0]
+    try:
+        QApplication.processEvents()
+        after = window.chat.widget_for(reply).view.renderer.math.font[0]
+    finally:
+        features.zoom(0)                                 # the zoom level is the process's: back to 100 %
     assert after > before * 1.2
