@@ -7,8 +7,9 @@ the HTML into the document (~2 ms), laying the document out for its height (~3 m
 the widget (~2.5 ms: a ``QTextBrowser``, labels, style polish). So the list keeps both:
 
 - the renderer of a finished reply (its HTML blocks, code for the Copy buttons, the reasoning section) per
-  message id and theme — never by text, which another message may share; an entry is used only while the
-  message's text is still the text it was rendered from (an edit or a new version makes it stale);
+  message id, theme and font (formulas are drawn for the text size) — never by text, which another message may
+  share; an entry is used only while the message's text is still the text it was rendered from (an edit or a
+  new version makes it stale);
 - widgets that scrolled away, per role, to show the next message that scrolls in (``MessageWidget.bind``).
 """
 
