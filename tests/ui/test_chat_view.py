@@ -43,6 +43,16 @@ def chat_of(n: int, seed: int) -> Conversation:
     return conv
 
 
+def show(window: MainWindow, conv: Conversation) -> None:
+    """Show ``conv`` as opening a chat does: the welcome page makes way for the message list (a list shown behind
+    the welcome page is hidden, and its geometry says nothing about what a person sees)."""
+    for m in conv.messages:
+        window.conversation.add(m)
+    window.conversation_shown(window.conversation)
+    QApplication.processEvents()
+    assert window.chat.isVisible()
+
+
 def bottom_gap(w: MainWindow) -> int:
     """Pixels between the last message's bottom and the viewport's bottom."""
     chat = w.chat
@@ -52,7 +62,7 @@ def bottom_gap(w: MainWindow) -> int:
 
 @pytest.mark.parametrize("n", [1, 2, 3, 14, 28, 40, 77, 200])
 def test_scrolled_to_the_end_the_last_message_sits_at_the_bottom(window, n: int) -> None:
-    window.chat.show_conversation(chat_of(n, n))
+    show(window, chat_of(n, n))
     QApplication.processEvents()
     chat = window.chat
     assert chat.widgets[-1].message is chat.items[-1].message
@@ -68,7 +78,7 @@ def test_scrolled_to_the_end_the_last_message_sits_at_the_bottom(window, n: int)
 def test_only_messages_near_the_viewport_have_widgets(window) -> None:
     made: list[object] = []
     window.chat.widget_added.connect(made.append)
-    window.chat.show_conversation(chat_of(400, 7))
+    show(window, chat_of(400, 7))
     QApplication.processEvents()
     assert 0 < len(window.chat.widgets) <= len(made) < 40           # opening made the last screen's only
     bar = window.chat.verticalScrollBar()
@@ -115,7 +125,7 @@ def test_narrow_and_wide_windows(window) -> None:
     conv = Conversation()
     conv.add(Message(Role.USER, "x" * 400))                          # one long word
     conv.add(Message(Role.ASSISTANT, "word " * 400, status=MessageStatus.DONE))
-    window.chat.show_conversation(conv)
+    show(window, conv)
     window.resize(320, 600)
     QApplication.processEvents()
     chat = window.chat
