@@ -301,8 +301,13 @@ class MarkdownView(QTextBrowser):
         self._rebuild()
 
     def changeEvent(self, event: QEvent) -> None:
-        """Follow a live switch of the system theme (light ↔ dark) when no theme was given."""
+        """Follow a live switch of the system theme (light ↔ dark) when no theme was given; keep the UI font
+        families on a font change (zoom)."""
         super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:     # Qt sets the widget's font on the document: keep our families
+            font = QFont(self.document().defaultFont())
+            font.setFamilies(UI_FONT_FAMILIES)
+            self.document().setDefaultFont(font)
         if self._follow_palette and event.type() in (QEvent.Type.ApplicationPaletteChange,
                                                       QEvent.Type.PaletteChange):
             self.set_theme(palette_theme())   # the app's palette (this view's own is transparent)

@@ -367,3 +367,22 @@ def test_the_view_follows_a_live_theme_switch(qtbot) -> None:
         assert fixed.theme == "light"
     finally:
         app.setPalette(before)
+
+
+def test_a_font_change_keeps_the_ui_font_families(qtbot) -> None:
+    """Zoom sets a larger font on the view; Qt then gives the document the widget's font, which would drop the
+    UI families (with their CJK fallbacks): the view puts them back and keeps the new size."""
+    from PySide6.QtGui import QFont
+
+    from app.ui.markdown_view import UI_FONT_FAMILIES
+
+    view = MarkdownView(theme="light")
+    qtbot.addWidget(view)
+    view.set_text("Some text, 中文")
+    bigger = QFont(view.font())
+    bigger.setFamilies(["Serif"])
+    bigger.setPointSizeF(view.font().pointSizeF() * 1.5)
+    view.setFont(bigger)
+    font = view.document().defaultFont()
+    assert font.families() == UI_FONT_FAMILIES
+    assert font.pointSizeF() == bigger.pointSizeF()
