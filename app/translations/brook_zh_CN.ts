@@ -814,6 +814,10 @@
         <translation>模型加载失败</translation>
     </message>
     <message>
+        <source>model load cancelled</source>
+        <translation>已取消加载模型</translation>
+    </message>
+    <message>
         <source>model unloaded to free memory (loads again with your next message)</source>
         <translation>模型已卸载以释放内存（发送下一条消息时重新加载）</translation>
     </message>

@@ -457,7 +457,8 @@ class MainWindow(QMainWindow, SessionListener):
             self.status.set_state(self.tr("loading model…"))
             self.status.set_model(self.engine.name)
         elif state == "error":
-            self.status.set_state(self.tr("model failed to load"))
+            cancelled = self.session.load_cancel.is_set()
+            self.status.set_state(self.tr("model load cancelled") if cancelled else self.tr("model failed to load"))
             self.model_ready.emit(False)
         elif state == "unloaded":
             self.status.set_state(self.tr("model unloaded to free memory (loads again with your next message)"))

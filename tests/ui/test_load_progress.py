@@ -66,3 +66,24 @@ def _cancel_while_loading(w, qtbot, qloop, dialog, old, held, bundled_model) -> 
     assert w.status.state_label.text() == "ready"
     notices = [it.notice[0] for it in w.chat.items if it.notice is not None]
     assert notices == [f"Kept {old.name}: loading {old.name} was cancelled."]
+
+
+def test_a_cancelled_first_load_says_cancelled_not_failed(qtbot, qloop, bundled_model: Path) -> None:
+    """With no model to keep, a Cancel leaves no model: the status bar says the load was cancelled."""
+    import asyncio
+
+    engine = HeldLoad(bundled_model, None)
+    w = MainWindow(engine)
+    engine.session = w.session
+    qtbot.addWidget(w)
+    w.show()
+    try:
+        task = asyncio.ensure_future(w.load_model(), loop=qloop)
+        qloop.run_until_complete(until(lambda: len(engine.reports) == 4))    # held inside llama.cpp's report
+        assert w.session.cancel_load()
+        assert qloop.run_until_complete(task) is False
+        assert w.model_state == "error" and not engine.loaded
+        assert w.status.state_label.text() == "model load cancelled"
+    finally:
+        w.session.load_cancel.set()
+        qloop.run_until_complete(w.shutdown())
