@@ -13,18 +13,14 @@ from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.engine.scripted import ScriptedEngine
 from app.ui.chat_view import MAX_READING_WIDTH
 from app.ui.main_window import MainWindow
+from tests.helpers.window import scripted_window, show_chat
 
 pytestmark = pytest.mark.timeout(120)
 
 
 @pytest.fixture
 def window(qtbot):  # type: ignore[no-untyped-def]
-    w = MainWindow(ScriptedEngine())
-    qtbot.addWidget(w)
-    w.resize(900, 700)
-    w.show()
-    qtbot.waitExposed(w)
-    return w
+    return scripted_window(qtbot)
 
 
 def chat_of(n: int, seed: int) -> Conversation:
@@ -43,16 +39,6 @@ def chat_of(n: int, seed: int) -> Conversation:
     return conv
 
 
-def show(window: MainWindow, conv: Conversation) -> None:
-    """Show ``conv`` as opening a chat does: the welcome page makes way for the message list (a list shown behind
-    the welcome page is hidden, and its geometry says nothing about what a person sees)."""
-    for m in conv.messages:
-        window.conversation.add(m)
-    window.conversation_shown(window.conversation)
-    QApplication.processEvents()
-    assert window.chat.isVisible()
-
-
 def bottom_gap(w: MainWindow) -> int:
     """Pixels between the last message's bottom and the viewport's bottom."""
     chat = w.chat
@@ -62,7 +48,7 @@ def bottom_gap(w: MainWindow) -> int:
 
 @pytest.mark.parametrize("n", [1, 2, 3, 14, 28, 40, 77, 200])
 def test_scrolled_to_the_end_the_last_message_sits_at_the_bottom(window, n: int) -> None:
-    show(window, chat_of(n, n))
+    show_chat(window, chat_of(n, n))
     QApplication.processEvents()
     chat = window.chat
     assert chat.widgets[-1].message is chat.items[-1].message
@@ -78,7 +64,7 @@ def test_scrolled_to_the_end_the_last_message_sits_at_the_bottom(window, n: int)
 def test_only_messages_near_the_viewport_have_widgets(window) -> None:
     made: list[object] = []
     window.chat.widget_added.connect(made.append)
-    show(window, chat_of(400, 7))
+    show_chat(window, chat_of(400, 7))
     QApplication.processEvents()
     assert 0 < len(window.chat.widgets) <= len(made) < 40           # opening made the last screen's only
     bar = window.chat.verticalScrollBar()
@@ -125,7 +111,7 @@ def test_narrow_and_wide_windows(window) -> None:
     conv = Conversation()
     conv.add(Message(Role.USER, "x" * 400))                          # one long word
     conv.add(Message(Role.ASSISTANT, "word " * 400, status=MessageStatus.DONE))
-    show(window, conv)
+    show_chat(window, conv)
     window.resize(320, 600)
     QApplication.processEvents()
     chat = window.chat

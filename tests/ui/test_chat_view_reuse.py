@@ -17,6 +17,7 @@ from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.engine.scripted import ScriptedEngine
 from app.ui.main_window import MainWindow
 from app.ui.message_widget import MessageWidget, PlainTextView
+from tests.helpers.window import scripted_window, show_chat
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -26,12 +27,7 @@ REPLY = ("## Part {i}\n\nA reply with **bold** words, `code`, a [link](https://e
 
 @pytest.fixture
 def window(qtbot):  # type: ignore[no-untyped-def]
-    w = MainWindow(ScriptedEngine())
-    qtbot.addWidget(w)
-    w.resize(900, 700)
-    w.show()
-    qtbot.waitExposed(w)
-    return w
+    return scripted_window(qtbot)
 
 
 def long_chat(pairs: int) -> Conversation:
@@ -40,15 +36,6 @@ def long_chat(pairs: int) -> Conversation:
         conv.add(Message(Role.USER, f"Question number {i}" + " and more words" * (i % 7)))
         conv.add(Message(Role.ASSISTANT, f"Marker {i}.\n\n" + REPLY.format(i=i), status=MessageStatus.DONE))
     return conv
-
-
-def show(window: MainWindow, conv: Conversation) -> None:
-    """Show ``conv`` in the window as opening it does (the welcome page makes way for the message list)."""
-    for m in conv.messages:
-        window.conversation.add(m)
-    window.conversation_shown(window.conversation)
-    QApplication.processEvents()
-    assert window.chat.isVisible()
 
 
 def shown_text(w: MessageWidget) -> str:
@@ -75,7 +62,7 @@ def scroll_through(window: MainWindow, steps: int = 12) -> list[tuple[MessageWid
 
 def test_a_reused_widget_shows_its_new_message_and_nothing_of_the_old_one(window, qtbot) -> None:
     chat = window.chat
-    show(window, long_chat(150))
+    show_chat(window, long_chat(150))
     QApplication.processEvents()
     seen = scroll_through(window)
     assert chat.pool.reused > 20                                   # widgets were reused …
@@ -96,7 +83,7 @@ def test_a_reused_widget_shows_its_new_message_and_nothing_of_the_old_one(window
 
 def test_a_scroll_step_shows_a_preview_without_markup_then_the_full_render(window, qtbot) -> None:
     chat = window.chat
-    show(window, long_chat(150))
+    show_chat(window, long_chat(150))
     QApplication.processEvents()
     chat.verticalScrollBar().setValue(chat.verticalScrollBar().maximum() // 2)   # far from anything rendered
     previews = [w for w in chat.widgets if w.preview]
@@ -120,7 +107,7 @@ def test_a_scroll_step_shows_a_preview_without_markup_then_the_full_render(windo
 
 def test_the_streaming_reply_keeps_its_widget_while_scrolled_away(window, qtbot, qloop) -> None:
     chat = window.chat
-    show(window, long_chat(60))
+    show_chat(window, long_chat(60))
     window.session.engine = ScriptedEngine("Streaming words go on and on. " * 300, tokens_per_s=200)
     window.session.engine.load()
     window.session._loaded.set()
@@ -154,7 +141,7 @@ async def _until(cond) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_a_new_version_of_a_reply_is_rendered_again_not_taken_from_the_cache(window, qtbot) -> None:
-    show(window, long_chat(3))
+    show_chat(window, long_chat(3))
     reply = window.conversation.messages[-1]
     assert window.chat.widget_for(reply).view.toPlainText().startswith("Marker 2.")
     versions.begin_new_version(reply)                    # a regenerated reply: the old text is version 1
@@ -180,7 +167,7 @@ def test_a_reused_plain_text_view_forgets_the_heights_it_measured(qtbot) -> None
 
 def test_cached_heights_follow_a_width_change(window, qtbot) -> None:
     chat = window.chat
-    show(window, long_chat(40))
+    show_chat(window, long_chat(40))
     QApplication.processEvents()
     scroll_through(window, steps=6)
     window.resize(520, 700)
@@ -254,7 +241,7 @@ def test_full_renders_above_the_view_do_not_move_what_is_on_screen(window, qtbot
     monkeypatch.setattr(cv, "OVERSCAN_PX", overscan)
     chat = window.chat
     chat._overscan = cv.OVERSCAN_PX
-    show(window, long_chat(150))
+    show_chat(window, long_chat(150))
     QApplication.processEvents()
     bar = chat.verticalScrollBar()
     bar.setValue(bar.maximum() // 2)
@@ -276,7 +263,7 @@ def test_after_a_zoom_replies_are_rendered_for_the_new_text_size(window, qtbot) 
     conv = Conversation()
     conv.add(Message(Role.USER, "softmax?"))
     conv.add(Message(Role.ASSISTANT, "It is $\\sigma(z)_i = e^{z_i} / \\sum_j e^{z_j}$.", status=MessageStatus.DONE))
-    show(window, conv)
+    show_chat(window, conv)
     reply = window.conversation.messages[-1]
     before = window.chat.widget_for(reply).view.renderer.math.font[0]     # the formulas' text size (px)
     features.zoom(3)
