@@ -199,11 +199,9 @@ class LlamaEngine:
 
     @staticmethod
     def _clear_abort(llm: Any) -> None:
-        import ctypes
-
         import llama_cpp
 
-        llama_cpp.llama_set_abort_callback(llm._ctx.ctx, ctypes.cast(None, llama_cpp.ggml_abort_callback), None)
+        llama_cpp.llama_set_abort_callback(llm._ctx.ctx, llama_cpp.ggml_abort_callback(), None)   # a NULL callback
 
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` under this model's vocabulary as message content: plain text (a special token's

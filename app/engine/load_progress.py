@@ -37,7 +37,7 @@ def _install() -> bool:
             import llama_cpp.llama_cpp as lib
 
             original = lib.llama_model_default_params
-            if "progress_callback" not in dict(lib.llama_model_params._fields_):
+            if "progress_callback" not in {field[0] for field in lib.llama_model_params._fields_}:
                 return False
         except (ImportError, AttributeError, OSError):
             return False

@@ -66,7 +66,7 @@ class ScriptedEngine:
                  fail_with: Callable[[int], BaseException] | None = None, reasoning_open: bool = False) -> None:
         if script is None:
             script = DEFAULT_REPLY
-        self.script: list[ScriptItem] = split_tokens(script) if isinstance(script, str) else list(script)
+        self.script: list[ScriptItem] = list(split_tokens(script)) if isinstance(script, str) else list(script)
         self.tokens_per_s = tokens_per_s
         self.prefill_s = prefill_s
         self.fail_after = fail_after
