@@ -83,6 +83,7 @@ class DeadlinePool(Generic[K, R]):
         self._done = threading.Condition(self._lock)
         self._thread: threading.Thread | None = None
         self._starting = threading.Lock()  # held while a worker process is being started
+        self.exiting = False               # set at exit (:meth:`wait_for_start`): no worker is started after it
         self._proc: Any = None
         self._conn: Any = None
         self.completed = 0
@@ -150,10 +151,14 @@ class DeadlinePool(Generic[K, R]):
         self._thread = None
 
     def wait_for_start(self, timeout: float) -> None:
-        """Wait (≤ ``timeout`` s) until no worker is being started (used at exit: a child left with half of its
-        start-up data prints a traceback; otherwise multiprocessing ends it quietly)."""
+        """At exit: wait (≤ ``timeout`` s) until no worker is being started, and start none after it (a child left
+        with half of its start-up data prints a traceback, ``EOFError: Ran out of input``; otherwise
+        multiprocessing ends it quietly). Jobs asked after it get the fallback."""
         if self._starting.acquire(timeout=timeout):
+            self.exiting = True
             self._starting.release()
+        else:
+            self.exiting = True
 
     # -- supervisor thread ---------------------------------------------------------------------------------
 
@@ -166,6 +171,10 @@ class DeadlinePool(Generic[K, R]):
         proc = ctx.Process(target=_worker_main, args=(child, self.handler), name=f"{self.name}-worker",
                            daemon=True)
         with self._starting:  # an exit in the middle would leave the child a half-written start-up (a traceback)
+            if self.exiting:
+                parent.close()
+                child.close()
+                raise RuntimeError(f"the {self.name} worker is not started at exit")
             proc.start()
         child.close()
         if not parent.poll(START_TIMEOUT_S) or parent.recv() != "ready":

@@ -45,3 +45,13 @@ def test_streamed_with_a_pool_equals_one_shot_once_colours_arrive(pool: LexerPoo
             assert pool.wait(timeout=120)
             md.render()
         assert md.html == render_markdown(text), path.name
+
+
+def test_no_worker_is_started_once_the_process_exits(pool: LexerPool) -> None:
+    """At exit (``wait_for_start``) a job asked later gets plain text and starts no worker process: a worker
+    started while the interpreter finalises is left with half of its start-up data and prints a traceback."""
+    pool.wait_for_start(5)
+    assert pool.request("python", "light", "x = 1\n") is None
+    assert pool.wait(timeout=120)
+    assert pool.result("python", "light", "x = 1\n") == "x = 1\n"      # the fallback: plain text
+    assert pool.fallbacks == 1                                           # no worker lexed it
