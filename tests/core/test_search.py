@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.core.search import make_snippet
 from app.core.store import Store
+from tests.helpers.history import write_v1_history
 
 
 def _chat(store: Store, title: str, *texts: str) -> Conversation:
@@ -69,22 +69,12 @@ def test_index_follows_edits_deletes_and_limit_newest_first(tmp_path: Path) -> N
 def test_migration_indexes_a_history_file_written_before_search(tmp_path: Path) -> None:
     """A version-1 file (no index, no provenance column) keeps its chats and becomes searchable."""
     path = tmp_path / "old.sqlite3"
-    db = sqlite3.connect(path)
-    db.executescript("""
-        CREATE TABLE conversations (id INTEGER PRIMARY KEY, title TEXT NOT NULL, system_prompt TEXT,
-            created REAL NOT NULL, updated REAL NOT NULL);
-        CREATE TABLE messages (id INTEGER PRIMARY KEY, conversation_id INTEGER NOT NULL REFERENCES
-            conversations(id) ON DELETE CASCADE, role TEXT NOT NULL, content TEXT NOT NULL, status TEXT NOT NULL,
-            model TEXT, params TEXT, stop_reason TEXT, error TEXT, metrics TEXT, created REAL NOT NULL);
-        INSERT INTO conversations VALUES (1, 'old chat', NULL, 1.0, 2.0);
+    write_v1_history(path, """
         INSERT INTO messages VALUES (1, 1, 'user', '请用中文解释递归函数的原理', 'done',
             NULL, NULL, NULL, NULL, NULL, 1.5);
         INSERT INTO messages VALUES (2, 1, 'assistant', 'Recursion: a function calling itself.', 'done', 'm',
             '{"temperature": 0.2}', 'stop', NULL, NULL, 1.6);
-        PRAGMA user_version = 1;
     """)
-    db.commit()
-    db.close()
 
     store = Store(path)
     [info] = store.list_conversations()

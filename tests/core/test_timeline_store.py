@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ from app.core.store import SCHEMA_VERSION, Store
 from app.core.timeline import snapshot, timeline_json
 from app.engine.scripted import ScriptedEngine
 from tests.core.test_session import Recorder, run, until
+from tests.helpers.history import write_v1_history
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -97,20 +97,10 @@ def test_a_bad_timeline_is_refused_naming_the_field(change, words: str) -> None:
 
 def test_an_old_history_file_gets_the_timelines_table(tmp_path: Path) -> None:
     path = tmp_path / "old.sqlite3"
-    db = sqlite3.connect(path)
-    db.executescript("""
-        CREATE TABLE conversations (id INTEGER PRIMARY KEY, title TEXT NOT NULL, system_prompt TEXT,
-            created REAL NOT NULL, updated REAL NOT NULL);
-        CREATE TABLE messages (id INTEGER PRIMARY KEY, conversation_id INTEGER NOT NULL REFERENCES
-            conversations(id) ON DELETE CASCADE, role TEXT NOT NULL, content TEXT NOT NULL, status TEXT NOT NULL,
-            model TEXT, params TEXT, stop_reason TEXT, error TEXT, metrics TEXT, created REAL NOT NULL);
-        INSERT INTO conversations VALUES (1, 'old chat', NULL, 1.0, 2.0);
+    write_v1_history(path, """
         INSERT INTO messages VALUES (1, 1, 'user', 'hi', 'done', NULL, NULL, NULL, NULL, NULL, 1.5);
         INSERT INTO messages VALUES (2, 1, 'assistant', 'hello', 'done', 'm', NULL, 'stop', NULL, NULL, 1.6);
-        PRAGMA user_version = 1;
     """)
-    db.commit()
-    db.close()
     store = Store(path)
     assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
     assert ts.has_table(store.db) and store.load_timeline(2) is None
