@@ -1,8 +1,9 @@
 """Start-up errors and crashes, made visible: the frozen (double-clicked) app has no terminal, so what would go to
 stderr is also written to the log and shown in a dialog.
 
-- ``guarded_main(argv)`` is the frozen app's entry point (``packaging/entry.py``): it runs ``app.launcher.main``
-  and turns an exception that escapes it (even an ``ImportError`` of a broken bundle) into a log entry with the
+- ``guarded_main(main, argv)`` is the frozen app's entry point (``packaging/entry.py``): it runs ``main`` (the
+  entry passes one that imports and runs ``app.launcher.main``) and turns an exception that escapes it (even an
+  ``ImportError`` of a broken bundle) into a log entry with the
   traceback, a line on stderr and, when dialogs are wanted, a modal dialog naming the log file. Exit status 70.
 - ``report_startup_error(message)``: a start-up problem the user can fix (a missing model file): stderr, log,
   and a modal dialog when wanted. Returns the exit status (2).
@@ -11,7 +12,7 @@ stderr is also written to the log and shown in a dialog.
 
 Dialogs are wanted when the app is frozen and not running ``--smoke-test`` (a check run by a script must never
 wait for a click); ``BROOK_ERROR_DIALOGS=1``/``0`` overrides that either way. This module imports no Qt; the
-dialog itself is ``app.ui.error_dialog``.
+dialog itself is ``app.ui.window.error_dialog``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import os
 import sys
 import tempfile
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 log = logging.getLogger("brook.crash")
@@ -111,13 +113,13 @@ def report_uncaught(text: str) -> None:
         log.exception("could not show the error dialog")
 
 
-def guarded_main(argv: list[str] | None = None) -> int:
-    """Run ``app.launcher.main(argv)``; an exception that escapes it is logged with its traceback, printed, and
-    shown in a modal dialog when wanted. Returns main's exit status, or ``EXIT_CRASH`` after a crash."""
+def guarded_main(main: Callable[[list[str]], int | None], argv: list[str] | None = None) -> int:
+    """Run ``main(argv)`` (``argv`` defaults to ``sys.argv[1:]``); an exception that escapes it — an
+    ``ImportError`` of a broken bundle included, when ``main`` imports the app — is logged with its traceback,
+    printed, and shown in a modal dialog when wanted. Returns main's exit status, or ``EXIT_CRASH`` after a
+    crash."""
     args = sys.argv[1:] if argv is None else argv
     try:
-        from app.launcher import main
-
         return int(main(args) or 0)
     except (SystemExit, KeyboardInterrupt):
         raise
@@ -133,7 +135,7 @@ def guarded_main(argv: list[str] | None = None) -> int:
 
 def _dialog(title: str, message: str, details: str | None, path: Path, *, wait: bool) -> None:
     try:
-        from app.ui.error_dialog import show_error_dialog
+        from app.ui.window.error_dialog import show_error_dialog
 
         show_error_dialog(title, message, details=details, log_file=path, wait=wait)
     except Exception:

@@ -70,7 +70,7 @@ def _n_ctx(value: str) -> int:
 
 
 def install_excepthook() -> None:
-    """Log unexpected exceptions instead of letting Qt abort; the window stays up (DESIGN §6)."""
+    """Log unexpected exceptions instead of letting Qt abort; the window stays up."""
 
     def hook(exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
         if issubclass(exc_type, KeyboardInterrupt):
@@ -86,7 +86,7 @@ def install_excepthook() -> None:
 def remote_connection(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     """The server to chat with: ``--remote URL``, else the connection saved as active in the Server menu (its
     API key from the OS keyring), else None (a local model). ``--model`` always means the local model."""
-    from app.engine.remote import RemoteConnection
+    from app.engine.remote.engine import RemoteConnection
 
     if getattr(args, "remote", None):
         return RemoteConnection(args.remote, args.remote_model, os.environ.get("BROOK_REMOTE_API_KEY") or None,
@@ -155,13 +155,13 @@ def main(argv: list[str] | None = None) -> int:
     import qasync
     from PySide6.QtWidgets import QApplication
 
+    from app.core.history.store import Store
     from app.core.settings import AppSettings, data_dir
-    from app.core.store import Store
-    from app.core.stream import tune_switch_interval
+    from app.core.streaming.stream import tune_switch_interval
     from app.engine.base import EngineError
     from app.engine.open import EngineSpec, open_engine
-    from app.ui.icon import app_icon
-    from app.ui.main_window import MainWindow
+    from app.ui.look.icon import app_icon
+    from app.ui.window.main_window import MainWindow
 
     tune_switch_interval()
     settings = AppSettings.load()
@@ -176,8 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     app.setWindowIcon(app_icon())
     # The loop, not Qt, decides when to quit: closing the window ends run(), which then shuts down cleanly.
     app.setQuitOnLastWindowClosed(False)
-    from app.ui.i18n import install as install_translations
-    from app.ui.theme import apply_theme
+    from app.ui.look.i18n import install as install_translations
+    from app.ui.look.theme import apply_theme
 
     install_translations(settings.language)
     if settings.theme != "system":
@@ -195,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     result = 0
 
     async def run() -> int:
-        from app.core.watchdog import start_watchdog
+        from app.core.streaming.watchdog import start_watchdog
 
         # a loop that does not turn for > threshold ms logs one warning with its stack (settings: 0 = off)
         watchdog = start_watchdog(settings.watchdog_threshold_ms)
@@ -242,9 +242,9 @@ def export_or_import(args: argparse.Namespace) -> int:
     """``--export DIR`` / ``--import FILE`` on the user's history, without Qt. Exit code 0, or 1 with the reason
     on stderr."""
     from app.core.errors import BrookError
-    from app.core.export import import_file, write_exports
+    from app.core.history.export import import_file, write_exports
+    from app.core.history.store import Store
     from app.core.settings import data_dir
-    from app.core.store import Store
 
     store = Store.open_or_recover(data_dir() / "history.sqlite3")
     try:
@@ -265,7 +265,7 @@ def export_or_import(args: argparse.Namespace) -> int:
 
 
 def _native_work_running(window: object) -> bool:
-    from app.core.stream import live_streams
+    from app.core.streaming.stream import live_streams
 
     loading = getattr(window, "loading", None)
     return any(s.alive for s in live_streams()) or (loading is not None and not loading.done())

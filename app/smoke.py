@@ -22,7 +22,7 @@ import time
 from PySide6.QtCore import QObject, Qt, QTimer
 
 from app.core.conversation import Message, MessageStatus
-from app.core.math_render import MATH_SCHEME
+from app.core.render.math_render import MATH_SCHEME
 from app.core.types import GenerationParams
 
 SMOKE_PROMPT = "Write a Python function that reverses a string. Put the code in a fenced code block."

@@ -89,7 +89,7 @@ def freeze(dist: Path, work: Path, icons: Path) -> Path:
            "--distpath", str(dist), "--workpath", str(work / "pyinstaller"), str(HERE / "brook.spec")]
     subprocess.run(cmd, check=True, cwd=ROOT, env=env)
     bundle = dist / ("Brook.app" if sys.platform == "darwin" else "Brook")
-    for qm in bundle.rglob("*.qm"):          # newer than its .ts, so app.ui.i18n uses it as it is
+    for qm in bundle.rglob("*.qm"):          # newer than its .ts, so app.ui.look.i18n uses it as it is
         if qm.parent.name == "translations" and qm.parent.parent.name == "app":
             os.utime(qm)
     return bundle

@@ -5,8 +5,15 @@ import multiprocessing
 
 from app.crash import guarded_main
 
+
+def _main(argv: list[str]) -> int:
+    from app.launcher import main  # inside the guard: a broken bundle's ImportError is reported too
+
+    return main(argv)
+
+
 if __name__ == "__main__":
     # the highlighter's worker processes re-run this executable: PyInstaller's freeze_support dispatches them
     # (and multiprocessing's resource tracker) before Brook's own command line is parsed
     multiprocessing.freeze_support()
-    raise SystemExit(guarded_main())
+    raise SystemExit(guarded_main(_main))

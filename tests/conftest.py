@@ -37,7 +37,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def _mutation_tests(root: Path) -> set[str] | None:
-    """The test files of one module's mutation run: ``BROOK_MUTATE=app.core.stream`` picks the list of
+    """The test files of one module's mutation run: ``BROOK_MUTATE=app.core.streaming.stream`` picks the list of
     ``[tool.brook.mutation]`` in pyproject.toml (``BROOK_MUTATE_TESTS=a.py,b.py`` names files directly);
     None (every test) when neither is set."""
     files = os.environ.get("BROOK_MUTATE_TESTS")
@@ -56,9 +56,8 @@ def _mutation_tests(root: Path) -> set[str] | None:
 
 @pytest.fixture(scope="session")
 def corpus_dir() -> Path:
-    """The shared test corpus (``../shared/corpus``); tests that need it skip when it is absent."""
-    if not CORPUS.is_dir():
-        pytest.skip(f"shared corpus not found at {CORPUS}")
+    """The test corpus (``tests/data``, part of the repository)."""
+    assert CORPUS.is_dir(), f"test corpus not found at {CORPUS}"
     return CORPUS
 
 

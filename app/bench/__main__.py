@@ -1,7 +1,7 @@
 """``python -m app.bench NAME [args]``: run the benchmark ``app.bench.NAME`` (its ``main(argv) -> int``).
 
 Each benchmark prints one JSON object as its last line of output (ratios measured against a baseline in the
-same run, because these machines are shared and noisy: DESIGN §5).
+same run, because these machines are shared and noisy).
 """
 
 from __future__ import annotations

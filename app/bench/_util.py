@@ -92,9 +92,9 @@ def qt_loop() -> Iterator[asyncio.AbstractEventLoop]:
 
 
 class PaintStage:
-    """The coalescer → renderer stage, offscreen: the app's ``Coalescer`` (``app.ui.coalescer``) painting into
-    the app's ``MarkdownView`` (``app.ui.markdown_view``) when they exist, else a stand-in of the same shape: a
-    16 ms QTimer tick that feeds ``IncrementalMarkdown`` (``app.core.markdown``, when present) and appends the
+    """The coalescer → renderer stage, offscreen: the app's ``Coalescer`` (``app.ui.messages.coalescer``) painting into
+    the app's ``MarkdownView`` (``app.ui.messages.markdown_view``) when they exist, else a stand-in of the same shape: a
+    16 ms QTimer tick that feeds ``IncrementalMarkdown`` (``app.core.render.markdown``, when present) and appends the
     new text to a ``QTextDocument``. ``kind`` says which one ran.
     """
 
@@ -103,14 +103,14 @@ class PaintStage:
         self._coalescer: Any = None
         self._widgets: list[Any] = []
         try:
-            from app.ui.coalescer import Coalescer
+            from app.ui.messages.coalescer import Coalescer
             self._coalescer = Coalescer()
             self.kind = "coalescer"
         except ImportError:
             self._coalescer = _StandInTick()
         self._view_factory: Callable[[], tuple[Callable[[str], Any], Callable[[], Any], Any]]
         try:
-            from app.ui.markdown_view import MarkdownView
+            from app.ui.messages.markdown_view import MarkdownView
 
             def view() -> tuple[Callable[[str], Any], Callable[[], Any], Any]:
                 v = MarkdownView()
@@ -143,7 +143,7 @@ def _stand_in_view() -> tuple[Callable[[str], Any], Callable[[], Any], Any]:
     cursor = QTextCursor(doc)
     md: Any = None
     with contextlib.suppress(ImportError):
-        from app.core.markdown import IncrementalMarkdown
+        from app.core.render.markdown import IncrementalMarkdown
         md = IncrementalMarkdown()
 
     def feed(text: str) -> None:
@@ -158,7 +158,7 @@ def _stand_in_view() -> tuple[Callable[[str], Any], Callable[[], Any], Any]:
 
 class _StandInTick:
     """Minimal coalescer: one 16 ms QTimer; each tick takes the new text of each reply, feeds and paints it,
-    and stamps ``on_painted`` (the same calls ``app.ui.coalescer.Coalescer`` makes)."""
+    and stamps ``on_painted`` (the same calls ``app.ui.messages.coalescer.Coalescer`` makes)."""
 
     def __init__(self) -> None:
         from PySide6.QtCore import Qt, QTimer
@@ -185,7 +185,7 @@ class _StandInTick:
             self._paint(*t)
 
     def _paint(self, reply: Message, feed: Callable[[str], Any], paint: Callable[[], Any], metrics: Any) -> None:
-        from app.core.metrics import now
+        from app.core.streaming.metrics import now
         text, n = reply.take_new()
         if not n:
             return

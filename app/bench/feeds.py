@@ -1,7 +1,8 @@
 """The slowest single ``feed()`` of the renderer on two hard inputs: ``python -m app.bench feeds``.
 
 A render tick feeds what arrived and renders it (``render()``); one slow feed is a visible stall. Two inputs that once
-made a feed cost a whole re-render (these bounds were timed asserts in ``tests/core/test_markdown.py``; wall
+made a feed cost a whole re-render (these bounds were timed asserts in
+``tests/core/render/markdown/test_markdown.py``; wall
 time belongs here, where it is compared in the same run, not in a unit test on a shared machine):
 
 1. ``long_table``: the corpus answer ``03_long_table.md`` fed one character at a time (a 5,000-row table is
@@ -25,10 +26,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from app.bench._util import emit, percentile
-from app.core.markdown import IncrementalMarkdown, render_markdown
+from app.core.render.markdown import IncrementalMarkdown, render_markdown
 
 BUDGET_MS = 100.0
-_CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "answers"
+_CORPUS = Path(__file__).resolve().parents[2] / "tests" / "data" / "answers"
 
 
 def _long_table(corpus: Path) -> tuple[str, int]:

@@ -1,6 +1,6 @@
 """Long chats in the window: ``python -m app.bench history``.
 
-A saved chat of N message pairs (a short question, then a corpus answer from ``../shared/corpus/answers/``, in
+A saved chat of N message pairs (a short question, then a corpus answer from ``tests/data/answers/``, in
 turn) is opened in the real window offscreen, then scrolled from the top to the bottom in 40 steps. For each N
 (default 10, 100, 1,000):
 
@@ -33,7 +33,7 @@ from typing import Any
 
 from app.bench._util import emit, percentile, rss_mb
 
-_CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "answers"
+_CORPUS = Path(__file__).resolve().parents[2] / "tests" / "data" / "answers"
 STEPS = 40
 BUDGETS = {"open_ms_1000": 150.0, "open_ratio_1000_vs_10": 3.0, "scroll_step_ms_p99_1000": 16.7,
            "scroll_step_ms_max_1000": 50.0, "rss_growth_mb_1000": 150.0}
@@ -80,9 +80,9 @@ def fill(store: Any, pairs: int, texts: list[str]) -> int:
 def measure(pairs: int, texts: list[str], width: int = 1040, height: int = 760) -> dict[str, float]:
     from PySide6.QtWidgets import QApplication
 
-    from app.core.store import Store
+    from app.core.history.store import Store
     from app.engine.scripted import ScriptedEngine
-    from app.ui.main_window import MainWindow
+    from app.ui.window.main_window import MainWindow
 
     app = QApplication.instance()
     assert app is not None

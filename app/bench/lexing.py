@@ -1,4 +1,4 @@
-"""Loop stalls from syntax highlighting (DESIGN §3): ``python -m app.bench lexing [--backslashes N]``.
+"""Loop stalls from syntax highlighting: ``python -m app.bench lexing [--backslashes N]``.
 
 pygments' ``rst`` lexer backtracks exponentially on ``:`` followed by backslashes (×1.7 per backslash; 36 took
 ~7 s here). This benchmark highlights such a segment three ways while a "loop" (the main thread, waking every
@@ -6,7 +6,7 @@ pygments' ``rst`` lexer backtracks exponentially on ``:`` followed by backslashe
 
 1. **inline** — lexed on the loop itself (what Brook did before the lexer pool);
 2. **thread** — lexed in a thread: Python's ``re`` holds the GIL while it matches, so the loop still stalls;
-3. **pool** — :class:`app.core.lexer_pool.LexerPool` (a worker process with a deadline): the loop only polls.
+3. **pool** — :class:`app.core.render.lexer_pool.LexerPool` (a worker process with a deadline): the loop only polls.
 
 Prints readable lines, then one JSON object as the last line: the stalls in ms and
 ``stall_ratio_pool_vs_inline`` (budget: the pool's longest stall ≤ 50 ms).
@@ -39,8 +39,8 @@ def _stall_while(work_done: Callable[[], bool], poll: Callable[[], None] | None 
 
 
 def measure(backslashes: int, deadline_s: float) -> dict[str, float]:
-    from app.core.highlight import format_segment, get_lexer
-    from app.core.lexer_pool import LexerPool
+    from app.core.render.highlight import format_segment, get_lexer
+    from app.core.render.lexer_pool import LexerPool
 
     code = ":" + "\\" * backslashes + "\n"
     lexer = get_lexer("rst")

@@ -25,10 +25,10 @@ from typing import Any
 
 from app.bench._util import PaintStage, emit, median, percentile, qt_loop, wait_until
 from app.core.conversation import Conversation, Message, MessageStatus, Role
-from app.core.generation import Generation, StreamSettings, generate
-from app.core.metrics import now
-from app.core.scheduler import FairScheduler
-from app.core.stream import GIL_SWITCH_INTERVAL_S, tune_switch_interval
+from app.core.streaming.generation import Generation, StreamSettings, generate
+from app.core.streaming.metrics import now
+from app.core.streaming.scheduler import FairScheduler
+from app.core.streaming.stream import GIL_SWITCH_INTERVAL_S, tune_switch_interval
 from app.core.types import GenerationParams
 from app.engine.scripted import DEFAULT_REPLY, ScriptedEngine
 

@@ -37,11 +37,11 @@ from httpx_sse import connect_sse
 from app.bench._util import PaintStage, emit, median, percentile, qt_loop, wait_until
 from app.bench.sse_server import DONE, Reply, SSEServer, delta_event
 from app.core.conversation import Conversation, Message, Role
-from app.core.generation import Generation, generate
-from app.core.metrics import now
-from app.core.scheduler import scheduler_for
+from app.core.streaming.generation import Generation, generate
+from app.core.streaming.metrics import now
+from app.core.streaming.scheduler import scheduler_for
 from app.core.types import GenerationParams
-from app.engine.remote import RemoteConnection, RemoteEngine
+from app.engine.remote.engine import RemoteConnection, RemoteEngine
 
 WORDS = ["The ", "quick ", "brown ", "fox ", "jumps ", "over ", "the ", "lazy ", "dog. ", "`code` ", "**bold** ",
          "é ", "世界 ", "🙂 ", "\n\n"]
@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args(argv)
     rng = random.Random(args.seed)
-    from app.core.stream import tune_switch_interval
+    from app.core.streaming.stream import tune_switch_interval
     tune_switch_interval()
 
     bench = Bench(args.events, args.rate)

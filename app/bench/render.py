@@ -1,10 +1,11 @@
-"""Benchmark of the incremental markdown renderer (DESIGN §5): ``python -m app.bench render``.
+"""Benchmark of the incremental markdown renderer: ``python -m app.bench render``.
 
 What it measures, all in one run (the machines are shared and noisy, so comparisons are made side by side):
 
-1. **Tick cost vs. length.** A reply of ~20,000 tokens is built from the shared corpus answers (a token is
+1. **Tick cost vs. length.** A reply of ~20,000 tokens is built from the corpus answers (``tests/data/answers``) (a
+token is
    approximated as 4 characters; the reply is a reasoning prefix then a repeated *period* of answers padded to
-   a whole number of ticks). It is streamed through :class:`~app.core.markdown.IncrementalMarkdown` in ticks of
+   a whole number of ticks). It is streamed through :class:`~app.core.render.markdown.IncrementalMarkdown` in ticks of
    32 tokens (2,000 tokens/s × 16 ms). The cost of a tick is ``feed()`` of its tokens plus one
    ``render()``. Because every period is the same text at the same tick alignment, the ticks
    near token 200 (first period) and near token 20,000 (last period) render the same content; the only
@@ -13,7 +14,8 @@ What it measures, all in one run (the machines are shared and noisy, so comparis
 2. **Against a naive renderer.** ``render_markdown(text_so_far)`` per tick near 20,000 tokens, same run:
    ``speedup_vs_naive_at_20k`` = naive median ÷ incremental median.
 3. **Frames in Qt.** Offscreen (``QT_QPA_PLATFORM=offscreen`` unless set), the reply's
-   :class:`~app.ui.markdown_view.MarkdownView` inside the real chat view (``app.ui.chat_view.ChatView``) with the
+   :class:`~app.ui.messages.markdown_view.MarkdownView` inside the real chat view
+   (``app.ui.messages.chat_view.ChatView``) with the
    window's stylesheet receives the reply at 2,000 tokens/s (``height_clones``: heights asked at another width
    than the shown one, each a document clone); a
    ``QTimer`` of 16 ms appends what is due and calls ``refresh()``. The intervals between ticks give
@@ -33,14 +35,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from app.core.markdown import IncrementalMarkdown, render_markdown
+from app.core.render.markdown import IncrementalMarkdown, render_markdown
 
 CHARS_PER_TOKEN = 4
 TOKENS_PER_TICK = 32  # 2,000 tokens/s × 16 ms
 TICK_CHARS = CHARS_PER_TOKEN * TOKENS_PER_TICK
 TARGET_TOKENS = 20_000
 WINDOW_TOKENS = 400  # measurement window width around token 200 / token 20,000
-_DEFAULT_CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "answers"
+_DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "tests" / "data" / "answers"
 
 _FALLBACK = [
     "# Heading\n\nSome **bold** text and `code` with a [link](https://example.org).\n",
@@ -147,7 +149,7 @@ def measure_frames(text: str, tokens_per_s: float = 2000.0, tick_ms: int = 16, *
     """Stream ``text`` into a MarkdownView at ``tokens_per_s``; frame intervals in ms (p50, p99, max).
 
     Each tick also stamps a ``StreamMetrics`` as the app's pipeline does (produced/enqueued/dequeued per token,
-    painted per tick). ``inspector``: a ``StreamInspector`` (``app.ui.inspector``) is open beside the view,
+    painted per tick). ``inspector``: a ``StreamInspector`` (``app.ui.inspector.dock``) is open beside the view,
     following those stamps live, as it would in the app. ``series`` (optional) receives the raw
     ``frame_intervals_ms`` and ``refresh_ms``.
     """
@@ -155,23 +157,23 @@ def measure_frames(text: str, tokens_per_s: float = 2000.0, tick_ms: int = 16, *
     from PySide6.QtCore import QEventLoop, Qt, QTimer
     from PySide6.QtWidgets import QApplication
 
-    from app.ui.markdown_view import MarkdownView
+    from app.ui.messages.markdown_view import MarkdownView
 
     app = QApplication.instance() or QApplication([])
-    from app.core.highlight import warm_up
+    from app.core.render.highlight import warm_up
 
     warm_up()  # as the app does while the model loads: lexers are built before the first reply
-    from app.core.math_render import default_math_pool
-    from app.core.math_render import warm_up as warm_up_math
+    from app.core.render.math_render import default_math_pool
+    from app.core.render.math_render import warm_up as warm_up_math
 
     warm_up_math()  # and the math worker has imported matplotlib (the model takes longer to load)
     default_math_pool().wait(120)
     # the reply inside the real chat view, with the window's real stylesheet (margins, borders), as in the app:
     # the message list lays the reply out, follows the bottom, and asks its height each tick
-    import app.ui.markdown_view as markdown_view
+    import app.ui.messages.markdown_view as markdown_view
     from app.core.conversation import Message, MessageStatus, Role
-    from app.ui.chat_view import ChatView
-    from app.ui.style import apply_style
+    from app.ui.look.style import apply_style
+    from app.ui.messages.chat_view import ChatView
 
     area = ChatView()
     apply_style(area)
@@ -192,7 +194,7 @@ def measure_frames(text: str, tokens_per_s: float = 2000.0, tick_ms: int = 16, *
         return real_hfw(v, width, probes, lay_out_unset)
 
     markdown_view.height_for_width = counting_hfw
-    from app.core.metrics import StreamMetrics
+    from app.core.streaming.metrics import StreamMetrics
 
     metrics = StreamMetrics()
     metrics.t_slot = time.perf_counter()
@@ -200,7 +202,7 @@ def measure_frames(text: str, tokens_per_s: float = 2000.0, tick_ms: int = 16, *
     panel_ms: list[float] = []     # inspector redraw (refresh) cost per redraw
     paint_ms: list[float] = []     # inspector paint events
     if inspector:
-        from app.ui.inspector import StreamInspector
+        from app.ui.inspector.dock import StreamInspector
 
         panel = StreamInspector()
         panel.resize(900, 500)

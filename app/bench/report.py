@@ -2,7 +2,7 @@
 
 Runs each benchmark in its own process (``python -m app.bench NAME``; pipeline, stop, soak, render, feeds,
 search, and history / remote when those benchmarks exist), reads the JSON object each prints as its last line,
-checks the figures against their budgets (DESIGN §5) and writes ``DIR/report.html`` (default ``bench-report/``) with:
+checks the figures against their budgets and writes ``DIR/report.html`` (default ``bench-report/``) with:
 
 - a table per benchmark: figure, value, budget, met / missed;
 - matplotlib PNG plots: ``render_tick_cost.png`` (per-tick render cost vs reply length, Brook's incremental
@@ -51,7 +51,7 @@ PLAN: list[tuple[str, list[str], list[str]]] = [
 @dataclass(frozen=True)
 class Budget:
     """One budget: ``key`` of ``bench``'s JSON must satisfy ``op`` against ``limit`` (a number, or a function
-    of the whole result, e.g. stop latency ≤ one token interval + 50 ms). Source: DESIGN §5."""
+    of the whole result, e.g. stop latency ≤ one token interval + 50 ms). Source: docs/architecture.md, "Budgets"."""
 
     bench: str
     key: str
@@ -335,7 +335,7 @@ table{{border-collapse:collapse;margin:.5em 0}}td,th{{border:1px solid #ccc;padd
 figure{{margin:1em 0}}pre{{background:#f6f8fa;padding:.5em;overflow:auto;max-height:30em}}</style></head>
 <body><h1>Brook benchmark report</h1><p>{_esc(machine)}</p>{note}
 <p><b>{met}</b> budgets met, <b class={"missed" if missed else "met"}>{missed}</b> missed
-{"(" + _esc("; ".join(missed_labels)) + ")" if missed_labels else ""}. Budgets: DESIGN §5; each comparison
+{"(" + _esc("; ".join(missed_labels)) + ")" if missed_labels else ""}. Budgets: docs/architecture.md; each comparison
 (ours vs a baseline) is measured in the same run.</p>
 {figures}{"".join(sections)}</body></html>"""
     path = out / "report.html"

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from app.bench._util import emit
 from app.core.conversation import Conversation, Message, Role
-from app.core.search import ensure_search_index
-from app.core.store import Store
+from app.core.history.search import ensure_search_index
+from app.core.history.store import Store
 
 WORDS = ["model", "token", "stream", "render", "window", "reply", "latency", "prompt", "context", "cache", "layer",
          "thread", "queue", "stop", "paint", "quantization", "template", "sampling", "history", "search", "export",

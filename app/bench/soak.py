@@ -19,9 +19,9 @@ from typing import Any
 
 from app.bench._util import PaintStage, emit, qt_loop, rss_mb, thread_count, wait_until
 from app.core.conversation import Conversation, Message, MessageStatus, Role
-from app.core.generation import Generation, StreamSettings, generate
-from app.core.scheduler import FairScheduler
-from app.core.stream import live_streams
+from app.core.streaming.generation import Generation, StreamSettings, generate
+from app.core.streaming.scheduler import FairScheduler
+from app.core.streaming.stream import live_streams
 from app.core.types import GenerationParams
 from app.engine.scripted import DEFAULT_REPLY, ScriptedEngine
 

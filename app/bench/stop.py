@@ -7,7 +7,7 @@ coalescer offscreen), waits a random time, then clicks Stop the way the UI does 
 coalescer flushes what had arrived and freezes the reply). Measured per stop:
 
 - ``stop_latency_ms``: click → the worker thread has returned (``StreamMetrics.t_worker_done``, stamped by the
-  worker itself). Budget: ≤ one token interval + 50 ms (DESIGN §5);
+  worker itself). Budget: ≤ one token interval + 50 ms;
 - ``chunks_after_stop``: chunks that reached the message after the click (its chunk count and text must not
   change) plus chunks painted after the click; must be 0;
 - ``threads_leaked``: live threads after all rounds − before; must be 0.
@@ -25,10 +25,10 @@ from typing import Any
 
 from app.bench._util import PaintStage, emit, percentile, qt_loop, thread_count, wait_until
 from app.core.conversation import Conversation, Message, MessageStatus, Role
-from app.core.generation import Generation, generate
-from app.core.metrics import now
-from app.core.scheduler import FairScheduler
-from app.core.stream import live_streams
+from app.core.streaming.generation import Generation, generate
+from app.core.streaming.metrics import now
+from app.core.streaming.scheduler import FairScheduler
+from app.core.streaming.stream import live_streams
 from app.core.types import GenerationParams
 from app.engine.scripted import DEFAULT_REPLY, ScriptedEngine
 

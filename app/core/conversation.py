@@ -44,7 +44,7 @@ _ids = itertools.count(1)
 class Message:
     """One chat message, plain data. For assistant replies also the provenance: model, params, timings
     (``metrics``, the ``ReplySummary`` as a dict), stop reason. What runs while a reply is generated (its task,
-    token stream, live metrics) lives in ``app.core.generation.Generation``, not here."""
+    token stream, live metrics) lives in ``app.core.streaming.generation.Generation``, not here."""
 
     role: Role
     content: str = ""
@@ -57,8 +57,8 @@ class Message:
     stop_reason: str | None = None     # "stop" | "length" | "user" | "timeout" | "error"
     error: str | None = None
     metrics: dict[str, Any] | None = None
-    provenance: dict[str, Any] | None = None   # model file, size, SHA-256, chat template (app.core.provenance)
-    versions: list[dict[str, Any]] | None = None   # a reply's other versions (app.core.versions)
+    provenance: dict[str, Any] | None = None   # model file, size, SHA-256, chat template: streaming.provenance
+    versions: list[dict[str, Any]] | None = None   # a reply's other versions (app.core.chat.versions)
     version_index: int = 0                     # the shown version's place among all versions
     chunks: int = 0
     _parts: list[str] = field(default_factory=list, repr=False)
@@ -128,7 +128,7 @@ class Conversation:
     messages: list[Message] = field(default_factory=list)
     system_prompt: str | None = None
     id: int | None = None
-    preset: str | None = None                  # name of the chat's sampling preset (app.core.presets)
+    preset: str | None = None                  # name of the chat's sampling preset (app.core.chat.presets)
     params: dict[str, Any] | None = None       # the chat's own sampling parameters (GenerationParams fields)
 
     def add(self, message: Message) -> Message:

@@ -34,5 +34,5 @@ class LoadCancelled(BrookError):
 
     def __init__(self, name: str = "") -> None:
         self.name = name
-        # the texts are also in the ``Notes`` context of the translations (app.core.notes)
+        # the texts are also in the ``Notes`` context of the translations (app.core.chat.notes)
         super().__init__(f"Loading {name} was cancelled." if name else "Loading the model was cancelled.")

@@ -50,9 +50,9 @@ def log_dir() -> Path:
 class AppSettings:
     """User settings. Times in seconds, sizes in tokens.
 
-    ``first_token_timeout_s`` / ``total_timeout_s``: see ``app.core.generation.StreamSettings``;
+    ``first_token_timeout_s`` / ``total_timeout_s``: see ``app.core.streaming.generation.StreamSettings``;
     ``n_ctx``: the llama.cpp context window; ``model_path``: ``None`` = the bundled model;
-    ``watchdog_threshold_ms``: see ``app.core.watchdog`` (0 turns the watchdog off).
+    ``watchdog_threshold_ms``: see ``app.core.streaming.watchdog`` (0 turns the watchdog off).
     """
 
     model_path: str | None = None
@@ -66,7 +66,7 @@ class AppSettings:
     n_threads: int | None = None    # decode threads; None = llama.cpp's choice
     n_gpu_layers: int = 0           # layers offloaded to the GPU (only with a GPU build of llama.cpp); -1 = all
     models_dir: str | None = None   # the model library folder; None = <data folder>/models
-    preset: str = "Balanced"        # preset of new chats (app.core.presets)
+    preset: str = "Balanced"        # preset of new chats (app.core.chat.presets)
     language: str = "system"        # UI language: "system" | "en" | "zh_CN"
     #: event-loop watchdog: warn when the loop has not turned for longer than this (ms); 0 = off
     watchdog_threshold_ms: float = 100.0

@@ -40,3 +40,9 @@ def decode_utf8(data: bytes) -> str:
     """Bytes from outside (a file, an HTTP body, a SQLite text column) as text: invalid UTF-8 sequences become
     U+FFFD instead of raising."""
     return data.decode("utf-8", "replace")
+
+
+def QT_TRANSLATE_NOOP(context: str, text: str) -> str:
+    """Marks ``text`` for Qt's lupdate (the UI translates it with ``QCoreApplication.translate(context, …)``);
+    returns it unchanged. Defined in the core because ``app.core`` never imports Qt."""
+    return text

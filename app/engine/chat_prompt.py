@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.markdown.thinking import THINK_OPEN, prompt_opens_reasoning
+from app.core.render.markdown.thinking import THINK_OPEN, prompt_opens_reasoning
 from app.engine.base import EngineError
 
 log = logging.getLogger("brook.engine.prompt")
@@ -44,7 +44,7 @@ class Prompt:
     ``stopping_criteria`` from the template (end-of-turn), ``escaped``: how many message contents held text
     that special-token parsing would have turned into control tokens (they were tokenized as plain text), and
     ``reasoning_open``: the template's generation prompt ended with ``<think>`` (Qwen3-Thinking, QwQ, DeepSeek-R1
-    distills; :func:`~app.core.markdown.thinking.prompt_opens_reasoning`), so the reply starts inside a reasoning
+    distills; :func:`~app.core.render.markdown.thinking.prompt_opens_reasoning`), so the reply starts inside a reasoning
     section (False for a Continue: the stored partial reply already starts with its ``<think>``)."""
 
     tokens: list[int]

@@ -15,8 +15,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from app.core.markdown.thinking import THINK_OPEN
-from app.core.provenance import default_hash_cache, model_file_facts
+from app.core.render.markdown.thinking import THINK_OPEN
+from app.core.streaming.provenance import default_hash_cache, model_file_facts
 from app.core.types import Chunk, GenerationParams
 from app.engine.base import (
     ContextOverflowError,
@@ -115,7 +115,7 @@ class LlamaEngine:
         return dict(self._llm.metadata) if self._llm is not None else {}
 
     def provenance(self) -> dict[str, Any]:
-        """Model file facts for a reply's provenance (``app.core.provenance.model_file_facts``); the chat
+        """Model file facts for a reply's provenance (``app.core.streaming.provenance.model_file_facts``); the chat
         template is the GGUF's own ``tokenizer.chat_template``, one given to the engine, or ChatML (see
         ``app.engine.chat_prompt``)."""
         chat = self._prompt

@@ -2,7 +2,7 @@
 
 Opening builds the engine and checks what can be checked without loading (the file exists and is a GGUF);
 loading it (seconds, in a worker thread) and keeping the previous model when that fails is the chat session's
-job (``app.core.session.ChatSession.switch_engine``).
+job (``app.core.chat.session.ChatSession.switch_engine``).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ class EngineSpec:
     - ``slow_ms``: wait this many ms before each chunk of text (``--slow-ms``; wraps any engine);
     - ``n_threads`` / ``n_gpu_layers``: llama.cpp's decode threads (``None``: its default) and layers offloaded
       to a GPU (0: none);
-    - ``remote``: an OpenAI-compatible server (an ``app.engine.remote.RemoteConnection``) instead of a local
+    - ``remote``: an OpenAI-compatible server (an ``app.engine.remote.engine.RemoteConnection``) instead of a local
       model.
     """
 
@@ -56,7 +56,7 @@ def open_engine(spec: EngineSpec, *, check: bool = True) -> Engine:
         engine = ScriptedEngine(spec.script, tokens_per_s=0.0 if spec.slow_ms else 40.0,
                                 repeat=3 if spec.script is None else 1)
     elif spec.remote is not None:
-        from app.engine.remote import RemoteEngine
+        from app.engine.remote.engine import RemoteEngine
 
         engine = RemoteEngine(spec.remote)
     else:

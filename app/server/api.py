@@ -33,9 +33,9 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from app.core.errors import BrookError
-from app.core.generation import StreamSettings
-from app.core.scheduler import scheduler_for
-from app.core.stream import TokenStream
+from app.core.streaming.generation import StreamSettings
+from app.core.streaming.scheduler import scheduler_for
+from app.core.streaming.stream import TokenStream
 from app.core.types import Chunk
 from app.engine.base import ContextOverflowError
 from app.server.schema import APIError, ChatRequest, parse_chat_request

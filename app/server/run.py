@@ -144,8 +144,8 @@ class BrookServer:
 # python main.py --serve ----------------------------------------------------------------------------------
 def serve_main(args: argparse.Namespace, make_engine: Callable[[], Any]) -> int:
     """The headless server: load the engine, serve until Ctrl+C / SIGTERM, stop every reply, unload."""
-    from app.core.generation import shutdown
-    from app.core.stream import tune_switch_interval
+    from app.core.streaming.generation import shutdown
+    from app.core.streaming.stream import tune_switch_interval
     from app.engine.base import EngineError
 
     api_key = getattr(args, "api_key", None) or os.environ.get(API_KEY_ENV) or None

@@ -1057,7 +1057,7 @@
     <name>Notes</name>
     <message>
         <source>The oldest message was left out of this reply&apos;s prompt: the chat no longer fits the model&apos;s context window. Start a new chat, or paste the part that matters again.</source>
-        <extracomment>The notes&apos; texts, in English; the window shows them in its language (``app.ui.retranslate.core_text`` matches a note against these templates, ``%1`` a number).</extracomment>
+        <extracomment>The notes&apos; texts, in English; the window shows them in its language (``app.ui.look.retranslate.core_text`` matches a note against these templates, ``%1`` a number).</extracomment>
         <translation>最早的一条消息没有放进这条回复的提示词：对话已超出模型的上下文窗口。请开始新对话，或把重要的部分重新粘贴一次。</translation>
     </message>
     <message>

@@ -1,4 +1,4 @@
-"""app.core never imports PySide6 or qasync (DESIGN §4): every module of the package, subpackages included,
+"""app.core never imports PySide6 or qasync: every module of the package, subpackages included,
 imported in a fresh interpreter, and every import statement in its source (a lazy import inside a function too)."""
 
 from __future__ import annotations

@@ -43,8 +43,8 @@ def test_round_trip(tmp_path: Path) -> None:
 
 
 def test_unusable_folders_do_not_stop_the_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.core.history.store import Store
     from app.core.settings import config_dir, data_dir
-    from app.core.store import Store
 
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")

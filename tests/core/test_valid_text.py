@@ -14,10 +14,10 @@ import json
 from pathlib import Path
 
 from app.core.conversation import Conversation, Message, MessageStatus, Role
-from app.core.generation import generate
-from app.core.scheduler import FairScheduler
+from app.core.history.store import Store
 from app.core.settings import AppSettings
-from app.core.store import Store
+from app.core.streaming.generation import generate
+from app.core.streaming.scheduler import FairScheduler
 from app.core.text import valid_text
 from app.core.types import Chunk, GenerationParams
 from app.engine.scripted import ScriptedEngine

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from app.core.context_meter import measure
+from app.core.chat.context_meter import measure
 from app.engine.llama import LlamaEngine
-from app.ui.main_window import MainWindow
+from app.ui.window.main_window import MainWindow
 
 pytestmark = [pytest.mark.model, pytest.mark.timeout(180)]
 

@@ -79,7 +79,7 @@ def test_a_reply_adds_less_than_2_kb(tmp_path: Path) -> None:
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", BROOK_DATA_DIR=str(tmp_path / "data"),
                BROOK_CONFIG_DIR=str(tmp_path / "config"))
     # Event-loop stall reports (a WARNING with a stack) depend on how busy the machine is, not on the reply:
-    # the watchdog is off here and tested on its own (tests/core/test_watchdog.py).
+    # the watchdog is off here and tested on its own (tests/core/streaming/test_watchdog.py).
     (tmp_path / "config").mkdir(exist_ok=True)
     (tmp_path / "config" / "settings.json").write_text(json.dumps({"watchdog_threshold_ms": 0}), "utf-8")
     proc = subprocess.run([sys.executable, str(ROOT / "main.py"), "--smoke-test"], cwd=ROOT, env=env,

@@ -23,7 +23,7 @@ DRIVER = """
 import sys, time
 from PySide6.QtCore import QTimer
 import app.launcher as launcher
-import app.ui.main_window as mw
+import app.ui.window.main_window as mw
 from app.engine.scripted import ScriptedEngine
 
 launcher.make_engine = lambda args, settings: ScriptedEngine(load_s=3600.0)

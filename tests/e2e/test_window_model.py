@@ -16,7 +16,7 @@ from app.core.conversation import Message, MessageStatus
 from app.engine.llama import LlamaEngine
 from app.engine.slow import SlowEngine
 from app.smoke import SMOKE_PARAMS, SMOKE_PROMPT
-from app.ui.main_window import MainWindow
+from app.ui.window.main_window import MainWindow
 from tests.helpers import run_on as _run
 
 pytestmark = [pytest.mark.model]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.context_meter import measure
+from app.core.chat.context_meter import measure
 from app.core.conversation import Conversation, Message, Role
 from app.core.types import GenerationParams
 from app.engine.llama import LlamaEngine

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from app.core.conversation import Conversation, Message, MessageStatus, Role
-from app.core.generation import generate
-from app.core.scheduler import FairScheduler
+from app.core.streaming.generation import generate
+from app.core.streaming.scheduler import FairScheduler
 from app.core.types import GenerationParams
 from app.engine.llama import LlamaEngine
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from app.core.conversation import Conversation, Message, MessageStatus, Role
-from app.core.generation import generate
-from app.core.scheduler import FairScheduler
-from app.core.stream import TokenStream
+from app.core.streaming.generation import generate
+from app.core.streaming.scheduler import FairScheduler
+from app.core.streaming.stream import TokenStream
 from app.core.types import GenerationParams
 from app.engine.base import ContextOverflowError, EngineNotLoadedError, InvalidModelError, ModelNotFoundError
 from app.engine.llama import LlamaEngine

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from app.core.conversation import Conversation, Message, Role
-from app.core.markdown import prompt_opens_reasoning, render_markdown, split_thinking
+from app.core.render.markdown import prompt_opens_reasoning, render_markdown, split_thinking
 from app.core.types import GenerationParams
 from app.engine.llama import LlamaEngine
 from tests.helpers.replies import reply_through_pipeline

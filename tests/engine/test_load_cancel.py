@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from app.bench._util import rss_mb
+from app.core.chat.session import ChatSession, SessionListener
 from app.core.errors import LoadCancelled
-from app.core.session import ChatSession, SessionListener
 from app.engine.llama import LlamaEngine
 
 pytestmark = [pytest.mark.model, pytest.mark.timeout(180)]

@@ -162,7 +162,7 @@ def test_mixed_script_items() -> None:
 
 
 def test_text_is_what_the_stream_delivers() -> None:
-    from app.core.stream import TokenStream
+    from app.core.streaming.stream import TokenStream
     from tests.helpers import run
 
     e = loaded(["a", b"\xe4\xb8", Chunk("", 1, None, b"\xad"), Chunk("!", 2), b"\xf0\x9f"], tokens_per_s=0)

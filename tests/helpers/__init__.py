@@ -1,4 +1,4 @@
-"""Helpers shared by the tests: run a coroutine, wait on a condition, find the shared corpus.
+"""Helpers shared by the tests: run a coroutine, wait on a condition, find the test corpus.
 
 No fixed short timeouts here (the suite must pass on a busy machine): ``run`` and ``until`` wait as long as it
 takes; a test that truly hangs is ended by pytest-timeout (``timeout`` in pyproject.toml), which is the one hang
@@ -17,9 +17,9 @@ T = TypeVar("T")
 
 #: The repository root (the folder holding ``app/`` and ``tests/``).
 ROOT = Path(__file__).resolve().parents[2]
-#: The shared test corpus beside the checkout (``../shared/corpus``): CommonMark examples and model answers.
+#: The test corpus (``tests/data``): CommonMark examples and model answers.
 #: ``BROOK_CORPUS`` points elsewhere (mutation testing runs the tests from a copy in ``mutants/``).
-CORPUS = Path(os.environ.get("BROOK_CORPUS") or ROOT.parent / "shared" / "corpus")
+CORPUS = Path(os.environ.get("BROOK_CORPUS") or ROOT / "tests" / "data")
 #: The corpus's realistic model answers (``*.md``); empty when the corpus is absent.
 ANSWERS = sorted((CORPUS / "answers").glob("*.md")) if CORPUS.is_dir() else []
 

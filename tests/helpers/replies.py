@@ -6,8 +6,8 @@ import asyncio
 import time
 
 from app.core.conversation import Conversation, Message, Role
-from app.core.generation import Generation, generate
-from app.core.scheduler import scheduler_for
+from app.core.streaming.generation import Generation, generate
+from app.core.streaming.scheduler import scheduler_for
 from app.core.types import GenerationParams
 from app.engine.base import Engine
 

@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QApplication
 
 from app.core.conversation import Conversation
 from app.engine.scripted import ScriptedEngine
-from app.ui.main_window import MainWindow
+from app.ui.window.main_window import MainWindow
 
 
 def scripted_window(qtbot: Any, width: int = 900, height: int = 700) -> MainWindow:

@@ -52,10 +52,9 @@ def test_crash_in_main_is_logged_with_its_traceback_and_shown(qapp, monkeypatch)
 
     def broken_main(argv):
         raise RuntimeError("boom in start-up")
-    monkeypatch.setattr("app.launcher.main", broken_main)
     seen: list[QMessageBox] = []
     _close_dialog_later(seen)
-    assert crash.guarded_main([]) == crash.EXIT_CRASH
+    assert crash.guarded_main(broken_main, []) == crash.EXIT_CRASH
     assert seen and "boom in start-up" in seen[0].text()
     assert "broken_main" in seen[0].detailedText()
     log = crash.log_path().read_text(encoding="utf-8")

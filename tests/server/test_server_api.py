@@ -13,8 +13,8 @@ import openai
 import pytest
 
 from app.core.conversation import Conversation, Message, Role
-from app.core.generation import generate
-from app.core.scheduler import scheduler_for
+from app.core.streaming.generation import generate
+from app.core.streaming.scheduler import scheduler_for
 from app.core.types import Chunk, GenerationParams
 from app.engine.scripted import ScriptedEngine
 from app.server.api import ServerOptions

@@ -13,7 +13,7 @@ import pytest
 
 from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.core.types import GenerationParams
-from app.engine.remote import RemoteAuthError, RemoteConnection, RemoteEngine
+from app.engine.remote.engine import RemoteAuthError, RemoteConnection, RemoteEngine
 from app.server.api import ServerOptions
 from tests.helpers.replies import reply_through_pipeline
 from tests.server.test_server_api import GatedEngine, ServerThread, scripted

@@ -1,0 +1,528 @@
+"""The chat session: one object that owns the life of the conversations in a window (no Qt).
+
+It sends, regenerates, stops, deletes, switches conversation, saves (autosave while a reply streams), titles
+new chats, and loads or switches the engine. Each running reply is one ``Generation`` (its task, token stream,
+metrics and id). A reply keeps generating when another conversation is shown; the session keeps that
+conversation in memory until the reply ends, so coming back shows it whole.
+
+The window is a view: it tells the session what the user did and draws what the session reports through a
+``SessionListener`` (every method a no-op by default). All methods run on the event loop's thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from app.core.chat.presets import chat_params, new_chat
+from app.core.conversation import Conversation, Message, MessageStatus, Role
+from app.core.errors import BrookError, LoadCancelled
+from app.core.history.store import Store
+from app.core.history.timeline_writer import TimelineWriter
+from app.core.settings import AppSettings
+from app.core.streaming.generation import Generation, StreamSettings, generate, mark_stopped
+from app.core.streaming.generation import shutdown as shutdown_generations
+from app.core.streaming.scheduler import FairScheduler, scheduler_for
+from app.core.text import QT_TRANSLATE_NOOP
+from app.core.types import GenerationParams
+
+log = logging.getLogger("brook.session")
+#: Notices after a model switch that did not happen (English; the window translates them: ``Notes`` context).
+KEPT_CANCELLED = QT_TRANSLATE_NOOP("Notes", "Kept %1: loading %2 was cancelled.")
+KEPT_FAILED = QT_TRANSLATE_NOOP("Notes", "Kept %1: the other model could not be loaded (%2).")
+
+#: Longest title made from a chat's first message (characters; an ellipsis marks the cut).
+TITLE_CHARS = 60
+
+
+class SessionListener:
+    """What the view is told. Override what you draw; each default does nothing."""
+
+    def conversation_shown(self, conv: Conversation) -> None:
+        """``conv`` is now the current conversation (new, opened, or after a delete)."""
+
+    def message_added(self, conv: Conversation, msg: Message) -> None:
+        """``msg`` was appended to ``conv`` (a user message, or a reply about to generate)."""
+
+    def message_removed(self, conv: Conversation, msg: Message) -> None:
+        """``msg`` left ``conv`` (regenerate replaces the last reply)."""
+
+    def reply_started(self, gen: Generation) -> None:
+        """A generation began (``gen.reply`` was added just before)."""
+
+    def reply_changed(self, gen: Generation) -> None:
+        """``gen.reply``'s status, error or figures changed (also once more after it ended, with final figures)."""
+
+    def reply_stopping(self, gen: Generation) -> None:
+        """Stop was pressed: paint what has arrived now and freeze the reply's view; nothing later is shown."""
+
+    def reply_ended(self, gen: Generation) -> None:
+        """``gen.reply`` reached a final status (once per generation); it has been saved."""
+
+    def busy_changed(self) -> None:
+        """The set of conversations with a running reply changed (``ChatSession.busy_conversations``)."""
+
+    def history_changed(self) -> None:
+        """The saved conversations' list changed (new chat saved, deleted, restored)."""
+
+    def model_state_changed(self, state: str) -> None:
+        """``ChatSession.model_state`` changed: "loading", "idle" or "error" (``load_error`` says why)."""
+
+    def load_progress(self, fraction: float) -> None:
+        """The engine reported load progress (0..1), from its thread, re-posted on the loop."""
+
+    def notice(self, text: str, kind: str) -> None:
+        """A sentence for the user; ``kind`` is "notice" or "errorNotice"."""
+
+
+class ChatSession:
+    """Conversations, their replies and the engine they run on.
+
+    - ``engine`` / ``scheduler``: the model and its fair scheduler (shared per engine);
+    - ``conversation``: the one shown; ``running`` maps reply id → its ``Generation`` while it generates;
+    - ``store``: the SQLite history (``None``: nothing is saved, e.g. embedded windows and tests);
+    - ``opener(path) -> Engine``: builds an engine for "Open model" (the app passes ``app.engine.open``'s
+      ``open_engine`` with its options); it raises ``BrookError`` for a file that is not a GGUF.
+    """
+
+    #: While a reply streams, its partial text is saved this often (seconds): a crash loses at most this much.
+    AUTOSAVE_S = 1.0
+
+    def __init__(self, engine: Any, settings: AppSettings | None = None, store: Store | None = None, *,
+                 listener: SessionListener | None = None,
+                 opener: Callable[[str], Any] | None = None) -> None:
+        self.engine = engine
+        self.scheduler: FairScheduler = scheduler_for(engine)
+        self.settings = settings or AppSettings()
+        self.store = store
+        self.listener = listener or SessionListener()
+        if store is not None:     # damage found later in the session was repaired: say so, show the new list
+            store.on_problem = self._history_repaired
+        self.opener = opener
+        self._timelines = TimelineWriter(store) if store is not None else None
+        self.conversation = self._new_conversation()
+        self.running: dict[int, Generation] = {}
+        self._unwinding: list[Generation] = []      # ended or stopped runs whose task or worker may still run
+        self._live: dict[int, Conversation] = {}      # conversation id → the in-memory one while it generates
+        self.model_state = "loading"
+        self.load_error: str | None = None
+        self._loaded = asyncio.Event()
+        self.loading: asyncio.Future[None] | None = None
+        self.load_cancel = threading.Event()       # set by ``cancel_load``; a new one per load
+        self.closing = False
+        self._autosave: asyncio.TimerHandle | None = None
+        self._save_warned = False
+
+    # -- state -------------------------------------------------------------------------------------------
+    @property
+    def params(self) -> GenerationParams:
+        return self.settings.generation
+
+    def generations_in(self, conv: Conversation) -> list[Generation]:
+        """The running generations of ``conv``."""
+        return [g for g in self.running.values() if g.conversation is conv]
+
+    @property
+    def generating(self) -> bool:
+        """True while the shown conversation has a reply generating (Send is then Stop)."""
+        return bool(self.generations_in(self.conversation))
+
+    def busy_conversations(self) -> set[int]:
+        """Ids of saved conversations with a reply generating (the sidebar marks them)."""
+        return {g.conversation.id for g in self.running.values() if g.conversation.id is not None}
+
+    def generation_of(self, reply: Message) -> Generation | None:
+        """The latest generation of ``reply`` while it runs or its worker is still finishing, else None."""
+        for g in reversed([*self._unwinding, *self.running.values()]):
+            if g.reply is reply:
+                return g
+        return None
+
+    # -- engine ------------------------------------------------------------------------------------------
+    async def load(self, *, say_cancel: bool = True) -> bool:
+        """Load ``engine`` in a worker thread (the loop keeps running). Returns success; on failure
+        ``model_state`` is "error", ``load_error`` says why and the view gets a notice (a cancelled load
+        only when ``say_cancel``). ``cancel_load()`` cancels it."""
+        self._set_model_state("loading")
+        loop = asyncio.get_running_loop()
+        listener = self.listener
+        cancel = self.load_cancel = threading.Event()
+        name = self.engine.name
+
+        def progress(fraction: float) -> None:
+            if cancel.is_set():
+                raise LoadCancelled(name)
+            with contextlib.suppress(RuntimeError):      # the loop closed while loading
+                loop.call_soon_threadsafe(listener.load_progress, fraction)
+
+        loading = self.loading = loop.run_in_executor(None, self.engine.load, progress)
+        try:
+            await loading
+        except Exception as exc:
+            self.load_error = str(exc)
+            if cancel.is_set() and not isinstance(exc, LoadCancelled):   # it ended otherwise, after the Cancel
+                exc = LoadCancelled(name)
+                self.load_error = str(exc)
+            if isinstance(exc, LoadCancelled):
+                log.info("%s", exc)
+            else:
+                log.error("model load failed: %s", exc, exc_info=not isinstance(exc, BrookError))
+            self._set_model_state("error")
+            if say_cancel or not isinstance(exc, LoadCancelled):
+                self.listener.notice(f"⚠ {exc}", "errorNotice")
+            return False
+        if cancel.is_set():        # Cancel came after the engine's last progress report: free it again
+            await loop.run_in_executor(None, self.engine.unload)
+            self.load_error = str(LoadCancelled(name))
+            self._set_model_state("error")
+            if say_cancel:
+                self.listener.notice(f"⚠ {self.load_error}", "errorNotice")
+            return False
+        self.load_error = None
+        self._set_model_state("idle")
+        self._loaded.set()
+        return True
+
+    def cancel_load(self) -> bool:
+        """Cancel the model load in progress (thread-safe): the engine stops at its next progress report and
+        frees what it loaded; ``switch_engine`` then loads the previous model again. False when nothing loads."""
+        if self.model_state != "loading" or self.load_cancel.is_set():
+            return False
+        self.load_cancel.set()
+        return True
+
+    async def open_model(self, path: str) -> bool:
+        """Open the GGUF at ``path`` instead of the current model (see ``switch_engine``). A file that cannot be
+        opened is refused with a notice before anything is unloaded. On success the path is remembered."""
+        try:
+            new = self._open(path)
+        except BrookError as exc:
+            self.listener.notice(f"⚠ {exc}", "errorNotice")
+            return False
+        if not await self.switch_engine(new):
+            return False
+        self.settings.model_path = path
+        self.settings.recent_models = [path, *[p for p in self.settings.recent_models if p != path]][:10]
+        self.save_settings()
+        return True
+
+    async def switch_engine(self, new: Any) -> bool:
+        """Replace the engine by ``new``: stop every reply, wait for their workers, unload the old model, load
+        ``new``. If ``new`` fails to load, the old model is loaded again (with a notice), so a bad file never
+        leaves the session without a model. Returns True when ``new`` is in use."""
+        self.stop_all()
+        old = self.engine
+        self._loaded.clear()
+        for g in [*self._unwinding, *self.running.values()]:     # the old model's workers end before it is freed
+            if g.stream is not None:
+                await g.stream.wait_closed()
+        await asyncio.get_running_loop().run_in_executor(None, old.unload)
+        self._set_engine(new)
+        if await self.load(say_cancel=False):
+            return True
+        failed = self.load_error
+        cancelled = self.load_cancel.is_set()
+        self._set_engine(old)
+        if await self.load():
+            said = KEPT_CANCELLED if cancelled else KEPT_FAILED
+            self.listener.notice(said.replace("%1", old.name).replace("%2", new.name if cancelled else str(failed)),
+                                 "notice")
+        return False
+
+    def _open(self, path: str) -> Any:
+        if self.opener is None:
+            raise BrookError("This window cannot open other models.")
+        return self.opener(path)
+
+    def _set_engine(self, engine: Any) -> None:
+        self.engine = engine
+        self.scheduler = scheduler_for(engine)
+
+    def _set_model_state(self, state: str) -> None:
+        self.model_state = state
+        self.listener.model_state_changed(state)
+
+    # -- conversations -----------------------------------------------------------------------------------
+    def _new_conversation(self) -> Conversation:
+        """An empty chat with the settings' preset and default system prompt as its own (``app.core.chat.presets``)."""
+        return new_chat(self.settings.preset, self.settings.system_prompt, self.settings.generation)
+
+    def new_chat(self) -> Conversation:
+        """Show a new, empty conversation. Replies of the previous one keep generating."""
+        self._show(self._new_conversation())
+        return self.conversation
+
+    def open_conversation(self, conv_id: int) -> Conversation | None:
+        """Show saved conversation ``conv_id`` (the in-memory one when a reply of it is generating). Returns it,
+        or None when it no longer exists. Replies of the previous conversation keep generating."""
+        if self.conversation.id == conv_id:
+            return self.conversation
+        conv = self._live.get(conv_id)
+        if conv is None:
+            if self.store is None:
+                return None
+            try:
+                conv = self.store.load_conversation(conv_id)
+            except KeyError:
+                self.listener.history_changed()
+                return None
+            except BrookError as exc:          # HistoryError: the file cannot be read
+                self.listener.notice(f"⚠ {exc}", "errorNotice")
+                return None
+        self._show(conv)
+        return conv
+
+    def _history_repaired(self, problem: str) -> None:
+        self.listener.notice(f"⚠ {problem}", "errorNotice")
+        self.listener.history_changed()
+
+    def _show(self, conv: Conversation) -> None:
+        self.conversation = conv
+        self.listener.conversation_shown(conv)
+
+    def delete_conversation(self, conv_id: int) -> Conversation | None:
+        """Delete saved conversation ``conv_id`` (its running replies are stopped first). Returns the deleted
+        conversation with its messages, for ``restore_conversation`` (undo), or None if there was none."""
+        if self.store is None:
+            return None
+        conv = self._live.get(conv_id)
+        if conv is None:
+            if self.conversation.id == conv_id:
+                conv = self.conversation
+            else:
+                try:
+                    conv = self.store.load_conversation(conv_id)
+                except KeyError:
+                    return None
+        for g in self.generations_in(conv):
+            self._stop(g)
+        try:
+            self.store.delete_conversation(conv_id)
+        except BrookError as exc:
+            self.listener.notice(f"⚠ {exc}", "errorNotice")
+            return None
+        self._live.pop(conv_id, None)
+        if self.conversation is conv:
+            self.new_chat()
+        self.listener.history_changed()
+        return conv
+
+    def restore_conversation(self, conv: Conversation) -> None:
+        """Save ``conv`` (as returned by ``delete_conversation``) again, with all its messages, and show it."""
+        if self.store is None:
+            return
+        conv.id = None
+        for m in conv.messages:
+            m.db_id = None
+        try:
+            self.store.create_conversation(conv)
+            for m in conv.messages:
+                self.store.save_message(conv, m)
+        except Exception as exc:
+            self._save_failed(exc)
+        self.listener.history_changed()
+        self._show(conv)
+
+    def rename_conversation(self, conv_id: int, title: str) -> None:
+        if self.store is not None:
+            try:
+                self.store.rename_conversation(conv_id, title)
+            except BrookError as exc:
+                self.listener.notice(f"⚠ {exc}", "errorNotice")
+                return
+            if self.conversation.id == conv_id:
+                self.conversation.title = title
+            self.listener.history_changed()
+
+    # -- sending -----------------------------------------------------------------------------------------
+    def can_send(self) -> bool:
+        return not self.closing and not self.generating and self.model_state != "error"
+
+    def send(self, text: str, params: GenerationParams | None = None) -> Message | None:
+        """Add ``text`` as a user message to the shown conversation and start the reply. Returns the reply, or
+        None when ``text`` is blank, the shown conversation already has a reply generating, the session is
+        closing, or no model is loaded (a notice then says why)."""
+        if not text.strip() or self.closing or self.generating:
+            return None
+        if self.model_state == "error":
+            self.listener.notice("⚠ No model is loaded (the reason is above). Open a model with File → Open model "
+                                 "(Ctrl+O).", "errorNotice")
+            return None
+        conv = self.conversation
+        user = conv.add(Message(Role.USER, text))
+        self.listener.message_added(conv, user)
+        self._save(conv, user)
+        return self.start_reply(conv, params=params).reply
+
+    def regenerate(self, params: GenerationParams | None = None) -> Message | None:
+        """Replace the shown conversation's last reply by a new one. Returns it, or None when the last message is
+        not a finished reply (or a reply is generating, or no model is loaded)."""
+        conv = self.conversation
+        msgs = conv.messages
+        if not self.can_send() or len(msgs) < 2 or msgs[-1].role is not Role.ASSISTANT:
+            return None
+        old = msgs.pop()
+        if self.store is not None and old.db_id is not None:
+            try:
+                self.store.delete_message(old.db_id)
+            except Exception as exc:
+                self._save_failed(exc)
+        self.listener.message_removed(conv, old)
+        return self.start_reply(conv, params=params).reply
+
+    def start_reply(self, conv: Conversation, reply: Message | None = None,
+                    params: GenerationParams | None = None) -> Generation:
+        """Start generating ``reply`` (default: a new assistant message appended to ``conv``) and return its
+        ``Generation``. The hook for every way of asking the model (send, regenerate, continue)."""
+        if reply is None:
+            reply = conv.add(Message(Role.ASSISTANT, status=MessageStatus.WAITING))
+            reply.model = self.engine.name
+            self.listener.message_added(conv, reply)
+        else:
+            reply.status = MessageStatus.WAITING
+        self._save(conv, reply)
+        gen = Generation(reply, conv)
+        self.running[reply.id] = gen
+        if conv.id is not None:
+            self._live[conv.id] = conv
+        self._unwinding = [g for g in self._unwinding if g.worker_alive or (g.task is not None and not g.task.done())]
+        gen.task = asyncio.ensure_future(self._run(gen, params or chat_params(conv, self.params)))
+        self.listener.reply_started(gen)
+        self.listener.busy_changed()
+        self._schedule_autosave()
+        return gen
+
+    async def _run(self, gen: Generation, params: GenerationParams) -> Message:
+        settings = StreamSettings(first_token_timeout_s=self.settings.first_token_timeout_s,
+                                  total_timeout_s=self.settings.total_timeout_s)
+        if not self._loaded.is_set():
+            await self._loaded.wait()
+        await generate(self.engine, self.scheduler, gen.conversation, gen.reply, params, settings=settings,
+                       on_update=lambda _m: self._on_update(gen), generation=gen)
+        return gen.reply
+
+    def _on_update(self, gen: Generation) -> None:
+        self.listener.reply_changed(gen)
+        if not gen.reply.status.final:
+            return
+        if gen.reply.id in self.running:
+            self._finish(gen)
+        elif any(m is gen.reply for m in gen.conversation.messages):   # final figures, unless it was deleted
+            self._save(gen.conversation, gen.reply)
+        else:
+            return
+        if gen.metrics.final:                 # notified once with final figures (app.core.streaming.generation)
+            self._save_timeline(gen)
+
+    # -- stopping ----------------------------------------------------------------------------------------
+    def stop(self) -> None:
+        """Stop the shown conversation's replies now (Esc). The session is idle at once; each worker ends in the
+        background and frees the model when it returns."""
+        for g in self.generations_in(self.conversation):
+            self._stop(g)
+
+    def stop_all(self) -> None:
+        """Stop every running reply, in every conversation."""
+        for g in list(self.running.values()):
+            self._stop(g)
+
+    def _stop(self, gen: Generation) -> None:
+        if gen.task is None or gen.task.done() or gen.reply.status.final:
+            return
+        self.listener.reply_stopping(gen)              # paint what arrived, then nothing more
+        gen.painted_at_stop = len(gen.metrics.painted)
+        gen.task.cancel()
+        mark_stopped(gen.reply)
+        self._finish(gen)
+
+    def _finish(self, gen: Generation) -> None:
+        """Once per generation: save the final reply and tell the view."""
+        if self.running.pop(gen.reply.id, None) is None:
+            return
+        self._unwinding.append(gen)
+        conv = gen.conversation
+        if conv.id is not None and not self.generations_in(conv):
+            self._live.pop(conv.id, None)
+        self._save(conv, gen.reply)
+        if not self.running and self._autosave is not None:
+            self._autosave.cancel()
+            self._autosave = None
+        self.listener.reply_ended(gen)
+        self.listener.busy_changed()
+
+    # -- saving ------------------------------------------------------------------------------------------
+    def _save(self, conv: Conversation, msg: Message) -> None:
+        if self.store is None:
+            return
+        try:
+            new = conv.id is None
+            if new:
+                conv.title = title_for(msg.text)
+            self.store.save_message(conv, msg)
+            if new:
+                if conv.id is not None and self.generations_in(conv):
+                    self._live[conv.id] = conv
+                self.listener.history_changed()
+        except Exception as exc:  # the chat goes on even when the disk is full
+            self._save_failed(exc)
+
+    def _save_timeline(self, gen: Generation) -> None:
+        """When a reply's figures are final (finished or stopped, every chunk painted; ``generate`` notifies that
+        once): its stream timeline into the history, encoded off the loop (``app.core.history.timeline_writer``)."""
+        if self._timelines is not None:
+            self._timelines.save(gen)
+
+    def _save_failed(self, exc: BaseException) -> None:
+        log.error("saving the history failed: %s", exc)
+        if not self._save_warned:
+            self._save_warned = True
+            self.listener.notice(f"⚠ This chat can't be saved to the history ({exc}); it stays on screen until "
+                                 "you close Brook.", "errorNotice")
+
+    def _schedule_autosave(self) -> None:
+        if self._autosave is None and self.store is not None:
+            self._autosave = asyncio.get_event_loop().call_later(self.AUTOSAVE_S, self.autosave)
+
+    def autosave(self) -> None:
+        """Save the partial text of every running reply that grew since its last save."""
+        self._autosave = None
+        for g in list(self.running.values()):
+            if g.saved_chunks != g.reply.chunks:
+                g.saved_chunks = g.reply.chunks
+                self._save(g.conversation, g.reply)
+        if self.running:
+            self._schedule_autosave()
+
+    def save_settings(self) -> None:
+        """Write the settings (only for a session with a history: tests leave the user's settings alone)."""
+        if self.store is None:
+            return
+        try:
+            self.settings.save()
+        except BrookError as exc:             # SettingsError: a read-only or missing config folder, a full disk
+            self.listener.notice(f"⚠ {exc}", "errorNotice")
+        except OSError as exc:
+            log.error("saving settings failed: %s", exc)
+            self.listener.notice(f"⚠ Settings could not be saved ({exc}).", "errorNotice")
+
+    # -- closing -----------------------------------------------------------------------------------------
+    async def shutdown(self, join_timeout_s: float = 1.5) -> None:
+        """Closing: stop every reply (saved as stopped), wait (at most ``join_timeout_s``, without blocking the
+        loop) for the workers, then free the model. Safe to call twice."""
+        self.closing = True
+        self.stop_all()
+        tasks = [g.task for g in [*self._unwinding, *self.running.values()]
+                 if g.task is not None and not g.task.done()]
+        await shutdown_generations(tasks, [self.engine], join_timeout_s=join_timeout_s)
+        if self._timelines is not None:
+            await self._timelines.drain()        # the last replies' timelines are written before closing
+
+
+def title_for(text: str) -> str:
+    """A chat's title from its first message: the first non-blank line, at most ``TITLE_CHARS`` characters."""
+    first = text.strip().splitlines()[0] if text.strip() else "New chat"
+    return first[:TITLE_CHARS] + ("…" if len(first) > TITLE_CHARS else "")

@@ -1,0 +1,339 @@
+"""Chat history in SQLite (WAL): conversations and messages, with each reply's provenance and timings.
+
+One connection, used from the loop thread only. Writes are small and committed at once, so a crash loses at
+most the last few hundred ms of a streaming reply (the UI saves partial text periodically while streaming).
+Schema versions are tracked with ``PRAGMA user_version``; ``migrate`` brings an older file up to date.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from app.core.conversation import Conversation, Message, MessageStatus, Role
+from app.core.history import timelines as timeline_store
+from app.core.history.columns import ensure_columns, load_versions, versions_json
+from app.core.history.recovery import (
+    damage,
+    guard_store,
+    looks_like_sqlite,
+    recover,
+    recovery_notice,
+    start_daily_backup,
+)
+from app.core.history.search import SearchHit, TitleHit, ensure_search_index, has_search_index
+from app.core.history.search import search as search_messages
+from app.core.history.search import search_titles as search_chat_titles
+from app.core.text import decode_utf8, valid_text
+
+log = logging.getLogger("brook.store")
+#: 1: chats and messages; 2: each reply's stream timeline (``timelines``, app.core.history.timelines)
+SCHEMA_VERSION = 2
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS conversations (
+    id INTEGER PRIMARY KEY,
+    title TEXT NOT NULL,
+    system_prompt TEXT,
+    created REAL NOT NULL,
+    updated REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS messages (
+    id INTEGER PRIMARY KEY,
+    conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+    role TEXT NOT NULL,
+    content TEXT NOT NULL,
+    status TEXT NOT NULL,
+    model TEXT,
+    params TEXT,
+    stop_reason TEXT,
+    error TEXT,
+    metrics TEXT,
+    created REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS messages_by_conversation ON messages(conversation_id, id);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationInfo:
+    id: int
+    title: str
+    updated: float
+    messages: int
+
+
+class Store:
+    """SQLite history at ``path`` (``":memory:"`` for tests). The constructor raises ``sqlite3.DatabaseError``
+    for a file that is not a database (``open_or_recover`` repairs or sets such a file aside instead); every
+    public method raises ``HistoryError`` (a ``BrookError`` the window shows) for a SQLite error, after
+    repairing a history found damaged mid-session."""
+
+    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
+        self.path = path
+        self.problem: str | None = None      # set when the history could not be used as it is (for the window)
+        self.read_only = read_only           # an old history shown from a read-only file or folder
+        #: called with ``problem`` when damage found later in the session was repaired (the window shows it)
+        self.on_problem: Callable[[str], None] | None = None
+        self.db = self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        if self.read_only:
+            uri = Path(self.path).resolve().as_uri()
+            try:
+                db = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None)
+                db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            except sqlite3.OperationalError:    # WAL file without its -shm in a read-only folder
+                db = sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, isolation_level=None)
+        else:
+            db = sqlite3.connect(str(self.path), isolation_level=None)
+        self.db = db
+        db.row_factory = sqlite3.Row
+        db.text_factory = decode_utf8     # text written by another program may be invalid UTF-8
+        db.execute("PRAGMA foreign_keys = ON")
+        if self.read_only:
+            self.has_fts = has_search_index(db)
+            return db
+        if str(self.path) != ":memory:":
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")
+        self.migrate()
+        return db
+
+    @classmethod
+    def open_or_recover(cls, path: Path, backups: Path | None = None) -> Store:
+        """Open the history at ``path``; never raises. Sets ``problem`` (a sentence for the window) when the
+        history could not be used as it is:
+
+        - damaged (``PRAGMA quick_check`` fails, or SQLite says "malformed" — at start or at any later moment,
+          see ``_guarded``): every readable chat is saved into a new file, the damaged one is kept aside as
+          ``*.damaged-<time>`` (``app.core.history.recovery``);
+        - not a database at all: it is renamed ``*.corrupt-<time>`` with its ``-wal``/``-shm`` and a new
+          history starts;
+        - read-only (file or folder) or locked: the saved chats are shown read-only; new ones stay in memory.
+
+        A sound history is copied once a day to ``backups`` (default: ``backups/`` next to it; 3 days kept).
+        """
+        why = None
+        if path.exists() and looks_like_sqlite(path):
+            try:
+                probe = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+                try:
+                    why = damage(probe)
+                finally:
+                    probe.close()
+            except sqlite3.Error:
+                why = None                       # cannot even open it read-only: the paths below say why
+        if why is not None:
+            recovered = cls._recover(path, why, backups)
+            if recovered is not None:
+                return recovered
+        try:
+            store = cls(path)
+            store.db.execute("BEGIN IMMEDIATE")      # writable and not locked?
+            store.db.execute("ROLLBACK")
+        except sqlite3.OperationalError as exc:   # locked, unreadable folder, read-only: not corruption
+            return cls._read_only(path, exc)
+        except sqlite3.DatabaseError as exc:
+            if looks_like_sqlite(path):
+                recovered = cls._recover(path, str(exc), backups)
+                if recovered is not None:
+                    return recovered
+            return cls._set_aside(path, exc)
+        start_daily_backup(path, backups or path.parent / "backups")
+        return store
+
+    @classmethod
+    def _read_only(cls, path: Path, exc: sqlite3.Error) -> Store:
+        log.error("history %s cannot be written (%s)", path, exc)
+        if path.exists():
+            try:
+                store = cls(path, read_only=True)
+                store.db.execute("SELECT COUNT(*) FROM conversations").fetchone()
+                store.problem = (f"Chat history is read-only this session: {path} cannot be written ({exc}). "
+                                 "Your saved chats are shown; new messages are not saved. Check the folder's "
+                                 "permissions, or close other programs using it.")
+                return store
+            except sqlite3.Error as exc2:
+                log.error("history %s cannot be read either (%s)", path, exc2)
+        store = cls(":memory:")
+        store.problem = (f"Chat history can't be saved this session: {path} cannot be opened for writing "
+                         f"({exc}). Close other programs using it, or check the folder's permissions.")
+        return store
+
+    @classmethod
+    def _recover(cls, path: Path, why: str, backups: Path | None) -> Store | None:
+        try:
+            r = recover(path, cls)
+            store = cls(path)
+        except (OSError, sqlite3.Error) as exc:
+            log.error("recovering the history %s failed (%s)", path, exc)
+            return None
+        store.problem = recovery_notice(r, why, backups or path.parent / "backups")
+        return store
+
+    @classmethod
+    def _set_aside(cls, path: Path, exc: sqlite3.Error) -> Store:
+        stamp = int(time.time())
+        aside = path.with_name(f"{path.name}.corrupt-{stamp}")
+        log.error("history %s unreadable (%s); moved to %s", path, exc, aside)
+        try:
+            for suffix in ("", "-wal", "-shm"):
+                part = path.with_name(path.name + suffix)
+                if part.exists():
+                    part.rename(path.with_name(f"{path.name}{suffix}.corrupt-{stamp}"))
+            store = cls(path)
+        except (OSError, sqlite3.Error) as exc2:
+            log.error("could not start a new history at %s (%s)", path, exc2)
+            store = cls(":memory:")
+            store.problem = f"Chat history can't be saved this session: {path} is damaged and read-only."
+            return store
+        store.problem = (f"The chat history file was damaged and has been set aside as {aside.name}; "
+                         "a new history was started.")
+        return store
+
+    def recover_now(self, why: str) -> str:
+        """Damage found during the session: save what can be read into a new file, reopen it, set and
+        return ``problem`` (and tell ``on_problem``)."""
+        path = Path(self.path)
+        self.db.close()
+        try:
+            r = recover(path, type(self))
+            self.problem = recovery_notice(r, why, path.parent / "backups")
+        except (OSError, sqlite3.Error) as exc:
+            log.error("recovering the history %s failed (%s)", path, exc)
+            self._set_aside(path, sqlite3.DatabaseError(why))
+            self.problem = (f"The chat history file was damaged ({why}) and could not be read; it was set aside "
+                            "and a new history was started.")
+        self.db = self._connect()
+        if self.on_problem is not None:
+            self.on_problem(self.problem)
+        return self.problem
+
+    def migrate(self) -> None:
+        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        if version < 1:
+            self.db.executescript(_SCHEMA)
+        if version < 2:
+            timeline_store.ensure_table(self.db)
+        if version < SCHEMA_VERSION:
+            self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        ensure_columns(self.db)
+        self.has_fts = ensure_search_index(self.db)
+
+    def search(self, query: str, limit: int = 50) -> list[SearchHit]:
+        """Messages of every chat containing all terms of ``query``, newest first (see ``app.core.history.search``);
+        each hit has ``conversation_id``, ``message_id`` and a ``snippet``."""
+        return search_messages(self.db, query, limit)
+
+    def search_titles(self, query: str, limit: int = 20) -> list[TitleHit]:
+        """Chats whose title contains all terms of ``query``, most recently changed first (see
+        ``app.core.history.search.search_titles``); each hit has ``conversation_id``, ``title`` and ``spans``."""
+        return search_chat_titles(self.db, query, limit)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # conversations -------------------------------------------------------------------------------------
+    def create_conversation(self, conv: Conversation) -> int:
+        t = time.time()
+        cur = self.db.execute("INSERT INTO conversations(title, system_prompt, created, updated, preset, params) "
+                              "VALUES (?,?,?,?,?,?)",
+                              (conv.title, conv.system_prompt, t, t, conv.preset, _dumps(conv.params)))
+        conv.id = int(cur.lastrowid or 0)
+        return conv.id
+
+    def rename_conversation(self, conv_id: int, title: str) -> None:
+        self.db.execute("UPDATE conversations SET title = ? WHERE id = ?", (valid_text(title), conv_id))
+
+    def save_chat_settings(self, conv: Conversation) -> None:
+        """Store the chat's own system prompt, preset name and sampling parameters (creates the chat if new)."""
+        if conv.id is None:
+            self.create_conversation(conv)
+            return
+        self.db.execute("UPDATE conversations SET system_prompt = ?, preset = ?, params = ? WHERE id = ?",
+                        (conv.system_prompt, conv.preset, _dumps(conv.params), conv.id))
+
+    def delete_conversation(self, conv_id: int) -> None:
+        self.db.execute("DELETE FROM conversations WHERE id = ?", (conv_id,))
+
+    def list_conversations(self) -> list[ConversationInfo]:
+        rows = self.db.execute(
+            "SELECT c.id, c.title, c.updated, COUNT(m.id) AS n FROM conversations c "
+            "LEFT JOIN messages m ON m.conversation_id = c.id GROUP BY c.id ORDER BY c.updated DESC, c.id DESC"
+        ).fetchall()
+        return [ConversationInfo(r["id"], r["title"], r["updated"], r["n"]) for r in rows]
+
+    def load_conversation(self, conv_id: int) -> Conversation:
+        """Load a conversation; raises ``KeyError`` when there is none with that id. A reply that was still
+        streaming when the app died comes back as ``stopped`` with the text saved so far."""
+        row = self.db.execute("SELECT * FROM conversations WHERE id = ?", (conv_id,)).fetchone()
+        if row is None:
+            raise KeyError(conv_id)
+        conv = Conversation(title=row["title"], system_prompt=row["system_prompt"], id=row["id"],
+                            preset=row["preset"], params=_loads(row["params"]))
+        for r in self.db.execute("SELECT * FROM messages WHERE conversation_id = ? ORDER BY id", (conv_id,)):
+            status = MessageStatus(r["status"])
+            if not status.final:
+                status = MessageStatus.STOPPED
+            m = Message(Role(r["role"]), r["content"], status=status, model=r["model"],
+                        params=_loads(r["params"]), stop_reason=r["stop_reason"], error=r["error"],
+                        metrics=_loads(r["metrics"]), provenance=_loads(r["provenance"]), created=r["created"])
+            m.db_id = r["id"]
+            load_versions(m, r["versions"])
+            conv.messages.append(m)
+        return conv
+
+    # messages ------------------------------------------------------------------------------------------
+    def save_timeline(self, message_id: int, timeline: dict[str, Any] | bytes) -> int:
+        """Store a reply's stream timeline (the plain shape of ``app.core.history.timelines``, or its ``encode``-d
+        form; replaces one stored before; deleted with its message). Returns its size in bytes. Raises
+        ``ValueError`` for a bad one."""
+        return timeline_store.save(self.db, message_id, timeline)
+
+    def load_timeline(self, message_id: int) -> dict[str, Any] | None:
+        """Message ``message_id``'s stored stream timeline (plain shape), or None."""
+        return timeline_store.load(self.db, message_id)
+
+    def delete_message(self, message_id: int) -> None:
+        self.db.execute("DELETE FROM messages WHERE id = ?", (message_id,))
+
+    def save_message(self, conv: Conversation, msg: Message) -> None:
+        """Insert or update ``msg`` (its row id is kept on ``msg.db_id``) and touch the conversation."""
+        if conv.id is None:
+            self.create_conversation(conv)
+        values = (msg.text, msg.status.value, msg.model, _dumps(msg.params), msg.stop_reason, msg.error,
+                  _dumps(msg.metrics), _dumps(msg.provenance), versions_json(msg))
+        t = time.time()
+        if getattr(msg, "db_id", None) is None:
+            cur = self.db.execute(
+                "INSERT INTO messages(conversation_id, role, content, status, model, params, stop_reason, error, "
+                "metrics, provenance, versions, created) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (conv.id, msg.role.value, *values, msg.created))
+            msg.db_id = cur.lastrowid
+        else:
+            self.db.execute("UPDATE messages SET content=?, status=?, model=?, params=?, stop_reason=?, error=?, "
+                            "metrics=?, provenance=?, versions=? WHERE id=?", (*values, msg.db_id))
+        self.db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (t, conv.id))
+
+
+guard_store(Store)      # every public method: SQLite errors become HistoryError; damage is repaired, then retried
+
+
+def _dumps(v: Any) -> str | None:
+    return None if v is None else json.dumps(v)
+
+
+def _loads(v: str | None) -> Any:
+    if v is None:
+        return None
+    try:
+        return json.loads(v)
+    except ValueError:
+        return None

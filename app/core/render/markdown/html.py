@@ -1,0 +1,470 @@
+"""Tokens → Qt-compatible HTML: a :class:`~markdown_it.renderer.RendererHTML` with one method per token type.
+
+Qt's rich text understands a subset of HTML 4 with inline CSS, so everything here uses inline styles. Safety
+policy of the HTML made here (the link rules live in :mod:`.links`):
+
+* links are ``<a href>`` only for safe addresses; others are inert text with the address in parentheses;
+* no ``<script>``, ``<input>`` or event attribute is ever emitted (raw HTML is escaped text), and ``<img>`` only
+  for a formula rendered by :mod:`app.core.render.math_render` (``src="brook-math:…"``, a name the view resolves
+  itself; never an address from the text).
+
+Math: without a :class:`~app.core.render.math_render.MathCache` (or while its formula is pending, or when mathtext
+refuses it) a formula shows as its TeX source in a monospace box; with one, as an image in the text colour. A
+formula still being drawn is reported in :attr:`RenderContext.math_pending`.
+
+A block's HTML is made of *pieces* separated by :data:`PIECE` (an HTML comment): a top-level code block's
+header and each group of its lines, each row group of a long top-level table. The view patches its document
+piece by piece, so an open fence or table only changes its last piece per tick.
+
+The state of one render call (code blocks met, open tables, open links) is a :class:`RenderContext` held by
+the renderer for the duration of :meth:`HtmlRenderer.render_groups`.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from markdown_it.renderer import RendererHTML
+from markdown_it.token import Token
+
+from app.core.render.highlight import CodeTheme, SegmentCache, get_theme, highlight_code_status
+from app.core.render.markdown.links import COPY_SCHEME, IMAGE_LINK_SCHEMES, is_safe_url
+from app.core.render.markdown.parser import fence_lang, parser
+from app.core.render.math_render import MathCache, MathImage
+
+_esc = html.escape
+_TASK_RE = re.compile(r'^<input class="task-list-item-checkbox"[^>]*>$')
+
+#: Font families for code and math (Qt picks the first installed one).
+MONO = "'JetBrains Mono','DejaVu Sans Mono','Noto Sans Mono','Consolas','Menlo',monospace"
+#: Separates the *pieces* of a block's HTML: an HTML comment (invisible to any HTML reader).
+PIECE = "<!--brook-piece-->"
+#: Code lines per piece of a top-level code block (only the last, growing piece changes while it streams).
+#: Smaller pieces make each tick's re-insert cheaper (``python -m app.bench render``, frame interval p99 on this
+#: 2-core machine, code lines / table rows per piece: 16/8 → 24.9 ms, 8/4 → 22.2–22.7, 8/3 → 21.4, 4/2 → 19.5,
+#: 8/2 → 18.5).
+CODE_PIECE_LINES = 8
+#: Body rows per ``<table>`` piece of a top-level markdown table (the groups share explicit column widths):
+#: Qt re-lays out a whole table on any change, so the open piece is kept small.
+TABLE_GROUP_ROWS = 2
+#: Body rows whose cell lengths set a split table's column widths (and the least rows a table needs to be split).
+TABLE_WIDTH_ROWS = 8
+#: Plain (unhighlighted) code lines longer than this many characters are shown wrapped into blocks of this size
+#: (the copy button still copies the real line): Qt lays a paragraph out in time that grows faster than its
+#: length (~3.5 ms for 1 KB, ~83 ms for 32 KB here), and a streaming line is laid out again every tick — a
+#: 200 KB line took ~900 ms per tick. Blocks of this size keep each tick bounded.
+CODE_WRAP_CHARS = 1_000
+#: A code piece ends after :data:`CODE_PIECE_LINES` lines or once it holds this many characters of plain text.
+CODE_PIECE_CHARS = 2_000
+
+
+def copy_href(prefix: str, n: int) -> str:
+    """The address of the "Copy" link of code block ``n`` of a renderer whose links carry ``prefix``."""
+    return f"{COPY_SCHEME}:{prefix}{n}"
+
+
+def code_block_html(inner: str, lang: str, href: str, colors: CodeTheme, pieces: bool = True) -> str:
+    """A code block: a header (language, "Copy" link) then the code as tinted ``<pre>`` blocks.
+
+    ``inner`` is already-escaped/highlighted HTML whose lines are separated by ``\n`` (every styled span closes
+    at the end of its line); one trailing newline is dropped (Qt would show an empty line). With ``pieces`` the
+    header and every :data:`CODE_PIECE_LINES` lines of code are separate pieces (joined by :data:`PIECE`), so
+    appending lines to an open fence only changes its last piece. Qt paints the background of consecutive
+    ``<pre>`` blocks (margin 0) as one box; the left margin pads the code inside it.
+    """
+    if inner.endswith("\n"):
+        inner = inner[:-1]
+    label = _esc(lang) if lang else "code"
+    header = (
+        f'<table width="100%" cellspacing="0" cellpadding="4" border="0" bgcolor="{colors.header_background}" '
+        f'style="margin-top:6px">'
+        f'<tr><td style="color:{colors.header_color}">'
+        f'<span style="font-family:{MONO};font-size:small">{label}</span></td>'
+        f'<td align="right" style="font-size:small">'
+        f'<a href="{href}" style="color:{colors.link};background-color:{colors.button_background};'
+        f'text-decoration:none">&nbsp;Copy&nbsp;</a></td></tr></table>\n'
+    )
+    style = (
+        f"font-family:{MONO};white-space:pre-wrap;margin-top:0;margin-left:10px;margin-right:0;"
+        f"background-color:{colors.background};color:{colors.plain_color}"
+    )
+    if not pieces:
+        return f'{header}<pre style="{style};margin-bottom:8px">{_pre_body(inner)}</pre>\n'
+    groups = _code_groups(inner.split("\n"))
+    out = [header]
+    for n, group in enumerate(groups):
+        bottom = "8px" if n == len(groups) - 1 else "0"
+        body = _pre_body("\n".join(group))
+        out.append(f'<pre style="{style};margin-bottom:{bottom}">{body}</pre>\n')
+    return PIECE.join(out)
+
+
+def _pre_body(text: str) -> str:
+    """``text`` (lines joined by newlines) as the content of a ``<pre>`` that shows every line: an HTML reader
+    drops a newline right after ``<pre>`` and Qt also one right before ``</pre>``, which lost a blank first or
+    last line of a piece (blank lines vanished from code on screen). So one newline is added at each end."""
+    return "\n" + text + "\n" if text.endswith("\n") or not text else "\n" + text
+
+
+def _code_groups(lines: list[str]) -> list[list[str]]:
+    """Group the (escaped/highlighted) lines of a code block into pieces, greedily from the first line, so a
+    growing last line only ever changes the last piece. Long plain lines are cut into blocks first."""
+    groups: list[list[str]] = []
+    group: list[str] = []
+    size = 0
+    for line in lines:
+        for part in _wrap_plain(line):
+            if group and (len(group) >= CODE_PIECE_LINES or size + len(part) > CODE_PIECE_CHARS):
+                groups.append(group)
+                group, size = [], 0
+            group.append(part)
+            if "<" not in part:            # plain text: its length is what Qt lays out (tags would inflate it)
+                size += len(part)
+    groups.append(group)
+    return groups
+
+
+def _wrap_plain(line: str) -> list[str]:
+    """``line`` cut into :data:`CODE_WRAP_CHARS`-character blocks if it is long plain escaped text (no tags);
+    never inside an HTML entity such as ``&amp;``."""
+    if len(line) <= CODE_WRAP_CHARS or "<" in line:
+        return [line]
+    parts = []
+    start = 0
+    while len(line) - start > CODE_WRAP_CHARS:
+        cut = start + CODE_WRAP_CHARS
+        amp = line.rfind("&", cut - 8, cut)
+        if amp != -1 and line.find(";", amp, cut) == -1:
+            cut = amp                      # an entity straddles the cut: cut before it
+        parts.append(line[start:cut])
+        start = cut
+    parts.append(line[start:])
+    return parts
+
+
+# ---------------------------------------------------------------------------------------------------------
+# tables
+# ---------------------------------------------------------------------------------------------------------
+
+
+def table_layout(tokens: Sequence[Token], idx: int) -> tuple[list[int] | None, int]:
+    """Column widths (percent) of the table opening at ``idx`` and its number of body rows.
+
+    The widths depend only on the header and the first :data:`TABLE_WIDTH_ROWS` body rows (source length of
+    each cell, clamped), so they are final once those rows are complete: a streamed table and the one-shot
+    render give the same groups. A table of fewer body rows gets no widths (natural layout, one piece).
+    """
+    lengths: list[int] = []
+    rows = -1  # the header row is row -1 … body rows count from 0
+    col = 0
+    for j in range(idx + 1, len(tokens)):
+        tok = tokens[j]
+        if tok.type == "table_close":
+            break
+        if tok.type == "tr_open":
+            rows += 1
+            col = 0
+        elif tok.type == "inline" and rows < TABLE_WIDTH_ROWS:
+            n = min(max(len(tok.content), 3), 48)
+            if col < len(lengths):
+                lengths[col] = max(lengths[col], n)
+            else:
+                lengths.append(n)
+            col += 1
+    if rows < TABLE_WIDTH_ROWS or not lengths:
+        return None, rows + 1
+    total = sum(lengths)
+    widths = [max(4, 100 * n // total) for n in lengths]
+    return widths, rows + 1
+
+
+def _table_start(widths: list[int] | None, first: bool, last: bool) -> str:
+    width = ' width="100%"' if widths else ""
+    top = "6px" if first else "0"
+    bottom = "8px" if last else "0"
+    return (
+        f'<table{width} border="0" cellspacing="0" cellpadding="5" '
+        f'style="border-collapse:collapse;margin-top:{top};margin-bottom:{bottom}">\n'
+    )
+
+
+@dataclass(frozen=True)
+class TableSlice:
+    """Render a table's row groups from body row ``row_offset`` (a multiple of :data:`TABLE_GROUP_ROWS`) on,
+    without its header: exactly the pieces a full render of the ``n_rows``-row table gives for those groups."""
+
+    widths: list[int]
+    row_offset: int
+    n_rows: int
+
+
+@dataclass
+class _Table:
+    """A table being rendered."""
+
+    widths: list[int] | None
+    split: bool  # cut into row groups (pieces)
+    n_rows: int  # body rows in all
+    rows: int = 0  # body rows rendered so far (including the skipped ones of a TableSlice)
+    col: int = 0  # next cell of the current row
+    body: bool = False  # inside <tbody>
+
+
+@dataclass
+class RenderContext:
+    """What one :meth:`HtmlRenderer.render_groups` call tracks while it walks the tokens."""
+
+    code_base: int  # number of the first code block met (its "Copy" link is brook-copy:<prefix><code_base>)
+    codes: list[str] = field(default_factory=list)  # raw code of the code blocks met, in order
+    tables: list[_Table] = field(default_factory=list)  # open tables (a table inside a list item nests)
+    links: list[str | None] = field(default_factory=list)  # open links: None (clickable) or the inert address
+    table_slice: TableSlice | None = None  # applies to the first table met
+    group: int = 0  # index of the group being rendered
+    pending: list[int] = field(default_factory=list)  # groups with code pending in the lexer pool
+    math_pending: bool = False  # a formula met is still being drawn by the math pool
+    code_ends: list[int] = field(default_factory=list)  # len(codes) after each group
+
+
+class HtmlRenderer(RendererHTML):
+    """Brook's HTML for markdown-it tokens: one method per token type (markdown-it calls them by name).
+
+    ``theme`` is ``"light"`` or ``"dark"`` (``ValueError`` otherwise); ``copy_prefix`` starts the number in
+    every "Copy" link; ``cache`` holds highlighted code segments (shared with the open-fence fast path);
+    ``math`` renders formulas as images (None: TeX source). After :meth:`render_groups`, :attr:`context` tells
+    which groups hold code still pending in the lexer pool, and whether a formula is still being drawn.
+    """
+
+    def __init__(self, theme: str, copy_prefix: str, cache: SegmentCache, math: MathCache | None = None) -> None:
+        super().__init__()
+        self.colors = get_theme(theme)
+        self.copy_prefix = copy_prefix
+        self.cache = cache
+        self.math = math
+        self._ctx = RenderContext(0)
+        self.rows_rendered = 0  # table rows rendered so far (a public counter: tests and benchmarks)
+
+    def render_groups(self, groups: list[list[Token]], code_base: int,
+                      table_slice: TableSlice | None = None) -> tuple[list[str], list[str]]:
+        """HTML of each token group and the raw code of the code blocks among them (numbered from ``code_base``).
+
+        ``table_slice`` renders the first table as the row groups of a longer table (see :class:`TableSlice`).
+        """
+        self._ctx = ctx = RenderContext(code_base, table_slice=table_slice)
+        options = parser().options
+        env: dict[str, Any] = {}
+        out = []
+        for i, g in enumerate(groups):
+            ctx.group = i
+            out.append(self.render(g, options, env))
+            ctx.code_ends.append(len(ctx.codes))
+        return out, ctx.codes
+
+    @property
+    def context(self) -> RenderContext:
+        """The context of the last :meth:`render_groups` call."""
+        return self._ctx
+
+    # -- code --------------------------------------------------------------------------------------------
+
+    def _add_code(self, code: str) -> str:
+        ctx = self._ctx
+        n = ctx.code_base + len(ctx.codes)
+        ctx.codes.append(code)
+        return copy_href(self.copy_prefix, n)
+
+    def fence(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+        tok = tokens[idx]
+        lang = fence_lang(html.unescape(tok.info))
+        href = self._add_code(tok.content)
+        inner, pending = highlight_code_status(tok.content, lang, self.colors.name, self.cache)
+        if pending:
+            self._mark_pending()
+        return code_block_html(inner, lang, href, self.colors, pieces=tok.level == 0)
+
+    def _mark_pending(self) -> None:
+        ctx = self._ctx
+        if not ctx.pending or ctx.pending[-1] != ctx.group:
+            ctx.pending.append(ctx.group)
+
+    def code_block(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+        tok = tokens[idx]
+        href = self._add_code(tok.content)
+        return code_block_html(_esc(tok.content, quote=False), "", href, self.colors, pieces=tok.level == 0)
+
+    def code_inline(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+        return (
+            f'<code style="font-family:{MONO};background-color:{self.colors.background}">'
+            f"{_esc(tokens[idx].content)}</code>"
+        )
+
+    # -- links and images --------------------------------------------------------------------------------
+
+    def link_open(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+        tok = tokens[idx]
+        href = str(tok.attrGet("href") or "")
+        if is_safe_url(href):
+            self._ctx.links.append(None)
+            title = tok.attrGet("title")
+            t = f' title="{_esc(str(title))}"' if title else ""
+            return f'<a href="{_esc(href)}"{t} style="color:{self.colors.link}">'
+        self._ctx.links.append(href)
+        return "<span>"
+
+    def link_close(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+        links = self._ctx.links
+        href = links.pop() if links else None
+        if href is None:
+            return "</a>"
+        return f'</span> <span style="color:{self.colors.muted}">({_esc(href)})</span>'
+
+    def image(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+        tok = tokens[idx]
+        alt = self.renderInlineAsText(tok.children or [], options, env)
+        src = str(tok.attrGet("src") or "")
+        c = self.colors
+        label = f'<span style="color:{c.muted}">[image: </span>{_esc(alt)}<span style="color:{c.muted}">]</span>'
+        if is_safe_url(src, IMAGE_LINK_SCHEMES):
+            addr = f'<a href="{_esc(src)}" style="color:{c.link}">{_esc(src)}</a>'
+        else:
+            addr = f'<span style="color:{c.muted}">{_esc(src)}</span>'
+        return f"{label} ({addr})"
+
+    # -- raw HTML (inert) and task items -----------------------------------------------------------------
+
+    def html_inline(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+        content = tokens[idx].content
+        if _TASK_RE.match(content):
+            return "☑" if 'checked="checked"' in content else "☐"
+        return _esc(content)
+
+    def html_block(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+        return f"<p>{_esc(tokens[idx].content)}</p>\n"
+
+    # -- math --------------------------------------------------------------------------------------------
+
+    def _formula(self, tex: str, display: bool) -> MathImage | None:
+        """The formula's image, or None to show its TeX (no math cache, pending, or refused by mathtext)."""
+        if self.math is None:
+            return None
+        img, pending = self.math.get(tex, display, self.colors.plain_color)
+        if pending:
+            self._ctx.math_pending = True
+        return img if img is not None and img.ok else None
+
+    def math_inline(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+        c = self.colors
+        tex = tokens[idx].content
+        img = self._formula(tex, False)
+        if img is not None:
+            return (
+                f'<img src="{img.name}" width="{img.width}" height="{img.height}" title="{_esc(tex)}" '
+                f'style="vertical-align:middle" />'
+            )
+        return (
+            f'<span style="font-family:{MONO};background-color:{c.math_background};color:{c.math_color}">'
+            f"{_esc(tex)}</span>"
+        )
+
+    def math_block(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+        content = tokens[idx].content.strip("\n")
+        img = self._formula(content, True)
+        if img is not None:
+            return (
+                f'<table width="100%" cellspacing="0" cellpadding="4" border="0" '
+                f'style="margin-top:6px;margin-bottom:8px"><tr><td align="center">'
+                f'<img src="{img.name}" width="{img.width}" height="{img.height}" title="{_esc(content)}" />'
+                f"</td></tr></table>\n"
+            )
+        return self.tex_block(content)
+
+    def tex_block(self, tex: str) -> str:
+        """A display formula shown as its TeX source (no image, or one still being drawn, or still streaming)."""
+        c = self.colors
+        return (
+            f'<table width="100%" cellspacing="0" cellpadding="8" border="0" bgcolor="{c.math_background}" '
+            f'style="margin-top:6px;margin-bottom:8px"><tr><td align="center">'
+            f'<pre style="font-family:{MONO};white-space:pre-wrap;margin:0;color:{c.math_color}">'
+            f"{_esc(tex)}</pre></td></tr></table>\n"
+        )
+
+    math_block_label = math_block
+
+    # -- tables ------------------------------------------------------------------------------------------
+
+    def table_open(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+        ctx = self._ctx
+        sl = ctx.table_slice
+        if sl is not None:
+            ctx.table_slice = None
+            ctx.tables.append(_Table(sl.widths, True, sl.n_rows, rows=sl.row_offset))
+            return _table_start(sl.widths, sl.row_offset == 0, sl.row_offset + TABLE_GROUP_ROWS >= sl.n_rows)
+        widths, n_rows = table_layout(tokens, idx)
+        split = widths is not None and tokens[idx].level == 0
+        ctx.tables.append(_Table(widths, split, n_rows))
+        return _table_start(widths, True, not split or n_rows <= TABLE_GROUP_ROWS)
+
+    def table_close(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+        self._ctx.tables.pop()
+        return "</table>\n"
+
+    def tbody_open(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+        self._ctx.tables[-1].body = True
+        return "<tbody>\n"
+
+    def tr_open(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+        self._ctx.tables[-1].col = 0
+        self.rows_rendered += 1
+        return "<tr>\n"
+
+    def tr_close(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+        t = self._ctx.tables[-1]
+        out = "</tr>\n"
+        if t.body:
+            t.rows += 1
+            nxt = tokens[idx + 1] if idx + 1 < len(tokens) else None
+            if t.split and t.rows % TABLE_GROUP_ROWS == 0 and nxt is not None and nxt.type == "tr_open":
+                # next row group: a new table piece with the same column widths
+                last = t.rows + TABLE_GROUP_ROWS >= t.n_rows
+                out += "</tbody>\n</table>\n" + PIECE + _table_start(t.widths, False, last) + "<tbody>\n"
+        return out
+
+    def th_open(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+        tok = tokens[idx]
+        t = self._ctx.tables[-1]
+        c = self.colors
+        col = t.col
+        t.col = col + 1
+        width = f' width="{t.widths[col]}%"' if t.widths and col < len(t.widths) else ""
+        align = str(tok.attrGet("style") or "")
+        align = align + ";" if align else ""
+        if tok.tag == "th":
+            style = f"{align}background-color:{c.header_background};border-bottom:2px solid {c.border}"
+        else:
+            style = f"{align}border-bottom:1px solid {c.border}"
+        return f'<{tok.tag}{width} style="{style}">'
+
+    td_open = th_open
+
+    # -- quotes ------------------------------------------------------------------------------------------
+
+    def blockquote_open(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+        # Qt's rich text has no left border: the bar is a narrow tinted first cell of a one-row table
+        return (
+            f'<table width="100%" cellspacing="0" cellpadding="0" border="0" style="margin-top:4px;'
+            f'margin-bottom:6px"><tr><td width="3" bgcolor="{self.colors.quote_bar}"></td>'
+            f'<td style="padding-left:10px;color:{self.colors.muted}">\n'
+        )
+
+    def blockquote_close(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+        return "</td></tr></table>\n"
+
+    # -- lists -------------------------------------------------------------------------------------------
+
+    def bullet_list_open(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+        if "contains-task-list" in str(tokens[idx].attrGet("class") or ""):
+            return '<ul style="list-style-type:none">\n'  # the box is the marker: no bullet as well
+        return self.renderToken(tokens, idx, options, env)

@@ -1,0 +1,406 @@
+"""Incremental rendering of a streamed reply: the line buffer, the stable prefix, late link references, throttling.
+
+The text is kept as a *stable prefix* of finished top-level blocks, whose HTML is made once, and an *open tail*
+of complete lines plus one partial line; :meth:`MarkdownStream.render` parses only the tail and moves the blocks
+before a safe boundary (:mod:`.boundaries`) into the prefix. Link reference definitions are collected into an
+``env`` shared from block to block, so a definition seen earlier resolves later references. A definition that
+arrives *after* a stable block that uses it cannot change what was already emitted while streaming;
+:meth:`MarkdownStream.finish` re-renders exactly the stable runs that might be affected and returns the index
+of the first block whose HTML changed, so the final HTML always equals the one-shot render.
+
+Costs per render: an open top-level fence or table takes a fast path (:mod:`.fences`, :mod:`.tables`); any
+other tail is re-parsed, but once it is longer than :data:`BIG_TAIL_CHARS` it is re-parsed only after it grew
+by a fraction :data:`BIG_TAIL_GROWTH` of its size, or after :data:`BIG_TAIL_MIN_S` (and at least 4 × the last
+render's cost) passed — amortised O(1) per character. Throttling only delays what is shown: the final HTML is
+unaffected. The clock is injected (``clock``), so tests can drive the throttle.
+
+With a ``pool`` (:mod:`app.core.render.lexer_pool`) no lexer runs in the caller: code still being lexed shows as plain
+text, a block holding such code stays in the tail until its colours are known (so stable blocks never change
+while streaming), and after :meth:`MarkdownStream.finish` a later :meth:`MarkdownStream.render` re-renders the
+blocks whose colours arrived (``restyled_from`` says from which block). Formulas drawn by a
+:class:`~app.core.render.math_render.MathCache` with a pool (``math``) show as TeX until their image is known; a block
+holding one does *not* wait in the tail (the math worker may still be starting: the tail would grow, and every
+tick cost more): it becomes stable with its TeX, and a later :meth:`MarkdownStream.render` re-renders it once
+the image is there, while streaming too (``restyled_from`` again) — the only change a stable block ever sees
+before :meth:`MarkdownStream.finish`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from markdown_it.token import Token
+
+from app.core.render.highlight import SegmentCache
+from app.core.render.markdown.boundaries import find_boundary, holds_back
+from app.core.render.markdown.fences import OpenFence
+from app.core.render.markdown.html import HtmlRenderer, copy_href
+from app.core.render.markdown.parser import group_blocks, normalize, parse
+from app.core.render.markdown.tables import OpenTable
+
+if TYPE_CHECKING:
+    from app.core.render.lexer_pool import LexerPool
+    from app.core.render.math_render import MathCache
+
+#: Tails longer than this (characters) are re-parsed only after growing by BIG_TAIL_GROWTH of their size.
+BIG_TAIL_CHARS = 2_000
+#: Fraction of the tail's size that must arrive before a big tail is re-parsed again …
+BIG_TAIL_GROWTH = 0.2
+#: … unless this long (seconds) and 4 × the last render's cost have passed (keeps a slow stream fresh).
+BIG_TAIL_MIN_S = 0.25
+
+Clock = Callable[[], float]
+
+
+def open_display_math(first: Token, lines: list[str]) -> str | None:
+    """The TeX of a ``$$`` block still open at the end of the stream (the last top-level block, starting with
+    ``first`` on ``lines``), else None. Until its closing ``$$`` arrives the parser sees a paragraph (markdown
+    would eat TeX's backslashes and underscores); the stream shows its source as TeX instead."""
+    if first.type != "paragraph_open" or first.level != 0 or first.map is None:
+        return None
+    src = lines[first.map[0] : first.map[1]]
+    head = src[0] if src else ""
+    if len(head) - len(head.lstrip(" ")) > 3 or not head.lstrip(" ").startswith("$$"):
+        return None
+    body = "\n".join([head.lstrip(" ")[2:], *src[1:]])
+    return None if "$$" in body else body.strip("\n")
+
+
+class _StableRun:
+    """A stretch of stable source: its text, its first block and code numbers, the references known then."""
+
+    __slots__ = ("code_base", "first_block", "pending", "refs_seen", "src")
+
+    def __init__(self, src: str, first_block: int, code_base: int, refs_seen: int, pending: bool) -> None:
+        self.src = src
+        self.first_block = first_block
+        self.code_base = code_base
+        self.refs_seen = refs_seen
+        self.pending = pending  # holds code (after finish) or formulas the worker pools have not delivered yet
+
+
+class MarkdownStream:
+    """Incremental renderer of one markdown text (an answer or a reasoning section), no routing.
+
+    :meth:`feed` only stores text and cuts complete lines; :meth:`render` does the work (several feeds in one UI
+    tick cost one render); the properties only read what the last :meth:`render` or :meth:`finish` made.
+    """
+
+    def __init__(self, theme: str = "light", copy_prefix: str = "", clock: Clock = time.perf_counter,
+                 pool: LexerPool | None = None, math: MathCache | None = None) -> None:
+        self._copy_prefix = copy_prefix
+        self._clock = clock
+        self._pool = pool
+        self._math_pool = math.pool if math is not None else None
+        self._pool_seen = (-1, -1)
+        self._tail_pending = False
+        self.restyled_from: int | None = None
+        self._cache = SegmentCache(pool=pool)
+        self._renderer = HtmlRenderer(theme, copy_prefix, self._cache, math)
+        self._pending_cr = False
+        self._stable: list[str] = []
+        self._runs: list[_StableRun] = []
+        self._stable_codes: list[str] = []
+        self._references: dict[str, Any] = {}
+        self._lines: list[str] = []  # complete lines of the tail
+        self._partial: list[str] = []  # pieces of the incomplete last line
+        self._tail_chars = 0
+        self._dirty = False
+        self._rendered_chars = -1  # tail size at the last full tail parse
+        self._tail_parts: list[str] = []
+        self._tail_codes: list[str] = []
+        self._fence: OpenFence | None = None
+        self._table: OpenTable | None = None
+        self._finished = False
+        self._render_t = 0.0
+        self._render_cost = 0.0
+        self._version = 0
+
+    # -- input ---------------------------------------------------------------------------------------------
+
+    def feed(self, text: str) -> None:
+        """Append text (any size). O(len(text)); nothing is rendered until :meth:`render`."""
+        if self._finished:
+            raise RuntimeError("feed() after finish()")
+        if not text:
+            return
+        if self._pending_cr:
+            text = "\r" + text
+            self._pending_cr = False
+        if text.endswith("\r"):
+            self._pending_cr = True
+            text = text[:-1]
+        text = normalize(text)
+        if not text:
+            return
+        self._dirty = True
+        self._tail_chars += len(text)
+        if "\n" not in text:
+            self._partial.append(text)
+            return
+        parts = text.split("\n")
+        self._partial.append(parts[0])
+        self._lines.append("".join(self._partial))
+        self._lines.extend(parts[1:-1])
+        self._partial = [parts[-1]] if parts[-1] else []
+
+    # -- output (no property renders) ----------------------------------------------------------------------
+
+    @property
+    def stable_blocks(self) -> list[str]:
+        """HTML of the finished top-level blocks (append-only while streaming, except a block whose formula
+        images arrived: see :attr:`restyled_from`)."""
+        return self._stable
+
+    @property
+    def tail_blocks(self) -> list[str]:
+        """The open tail's HTML split into its top-level blocks."""
+        return self._tail_parts
+
+    @property
+    def tail_html(self) -> str:
+        """HTML of the open tail ("" after :meth:`finish`)."""
+        return "".join(self._tail_parts)
+
+    @property
+    def html(self) -> str:
+        """``"".join(stable_blocks) + tail_html``."""
+        return "".join(self._stable) + self.tail_html
+
+    @property
+    def rows_rendered(self) -> int:
+        """Table rows rendered so far, all renders together (a public counter: an open table must cost its new
+        rows per render, not all of them)."""
+        return self._renderer.rows_rendered
+
+    @property
+    def version(self) -> int:
+        """Grows whenever a render may have changed ``stable_blocks`` or ``tail_blocks``."""
+        return self._version
+
+    @property
+    def code_blocks(self) -> list[str]:
+        """Raw code of every code block so far, in order (what a "Copy" link copies)."""
+        if self._fence is not None:
+            return [*self._stable_codes, self._fence.code]
+        return self._stable_codes + self._tail_codes
+
+    @property
+    def finished(self) -> bool:
+        """Whether :meth:`finish` was called."""
+        return self._finished
+
+    @property
+    def highlights_pending(self) -> bool:
+        """Whether some code shows as plain text (or a formula as TeX) while a worker pool works on it (then keep
+        calling :meth:`render`, e.g. on a timer: it picks up the colours and images)."""
+        if self._fence is not None and self._fence.hl.pending:
+            return True
+        return self._tail_pending or any(run.pending for run in self._runs)
+
+    # -- work ----------------------------------------------------------------------------------------------
+
+    def _pool_moved(self) -> bool:
+        """Whether the lexer or math pool stored results since the last look."""
+        seen = (self._pool.completed if self._pool is not None else -1,
+                self._math_pool.completed if self._math_pool is not None else -1)
+        if seen == self._pool_seen:
+            return False
+        self._pool_seen = seen
+        return True
+
+    def render(self) -> None:
+        """Render what arrived since the last call (may be deferred by the big-tail throttle), and code colours
+        and formulas the worker pools delivered since. Sets :attr:`restyled_from` (see :meth:`_restyle`)."""
+        self.restyled_from = None
+        if self.highlights_pending and self._pool_moved():
+            self._restyle()
+            if self._finished:
+                return
+            self._dirty = True
+        if not self._dirty or self._finished:
+            return
+        self._dirty = False
+        if self._fence is not None:
+            self._version += 1
+            html = self._fence.advance(self._lines, "".join(self._partial))
+            if html is not None:
+                self._set_tail([html], [])
+                return
+            self._fence = None
+        elif self._table is not None:
+            self._version += 1
+            table, self._table = self._table, None
+            out = table.advance(self._lines, "".join(self._partial), self._references, self._renderer,
+                                len(self._stable_codes))
+            if out is not None:
+                self._set_tail(*out)
+                self._table = table
+                return
+        else:
+            size = self._tail_chars
+            if (
+                size > BIG_TAIL_CHARS
+                and self._rendered_chars >= 0
+                and size - self._rendered_chars < BIG_TAIL_GROWTH * size
+                and self._clock() - self._render_t < max(BIG_TAIL_MIN_S, 4 * self._render_cost)
+            ):
+                self._dirty = True  # rendered later: once enough arrived, a little later, or at finish
+                return
+        t0 = self._clock()
+        self._version += 1
+        self._render_tail()
+        self._render_t = self._clock()
+        self._render_cost = self._render_t - t0
+
+    def finish(self) -> int:
+        """End of stream: render everything as final; returns the index of the first changed stable block.
+
+        Blocks emitted while streaming are normally final; only a link reference definition that arrived after a
+        block using it changes one: then the return value is that block's index (< the number of stable blocks
+        before the call), else it is the number of stable blocks before the call. Idempotent.
+        """
+        if self._finished:
+            return len(self._stable)
+        self.render()
+        before = len(self._stable)
+        if self._pending_cr:
+            self._pending_cr = False
+            self.feed("\n")
+        self._finished = True
+        src = self._tail_source()
+        self._lines, self._partial, self._tail_chars, self._fence, self._table = [], [], 0, None, None
+        if src:
+            self._stabilize(src)
+        self._tail_parts, self._tail_codes, self._tail_pending = [], [], False
+        self._version += 1
+        first_changed = self._fix_late_references()
+        return min(first_changed, before)
+
+    # -- internals -----------------------------------------------------------------------------------------
+
+    def _set_tail(self, parts: list[str], codes: list[str]) -> None:
+        self._tail_parts = parts
+        self._tail_codes = codes
+        self._rendered_chars = self._tail_chars
+
+    def _tail_source(self) -> str:
+        partial = "".join(self._partial)
+        if self._lines:
+            return "\n".join(self._lines) + "\n" + partial
+        return partial
+
+    def _stabilize(self, src: str, tokens: list[Token] | None = None) -> int:
+        """Parse ``src`` (stable source) with the shared references and append its blocks; returns how many
+        lines became stable: all, except while streaming from the first block whose code is pending in the
+        lexer pool (it stays in the tail until its colours are known).
+
+        ``tokens``: the tokens of ``src`` already parsed (with no new link reference definitions), or None.
+        """
+        lines = src.split("\n")[:-1]
+        if tokens is None:
+            env = {"references": self._references}
+            tokens = parse(src, env)
+            self._references = env["references"]
+        groups = group_blocks(tokens)
+        blocks, codes = self._renderer.render_groups(groups, len(self._stable_codes))
+        ctx = self._renderer.context
+        taken = len(lines)
+        if ctx.pending and not self._finished:
+            first = ctx.pending[0]
+            first_map = groups[first][0].map
+            taken = first_map[0] if first_map is not None else 0
+            if first == 0 or taken <= 0:
+                return 0
+            blocks, codes = blocks[:first], codes[: ctx.code_ends[first - 1]]
+            src = "\n".join(lines[:taken]) + "\n"
+        run = _StableRun(src, len(self._stable), len(self._stable_codes), len(self._references),
+                         (bool(ctx.pending) and self._finished) or ctx.math_pending)
+        self._runs.append(run)
+        self._stable.extend(blocks)
+        self._stable_codes.extend(codes)
+        return taken
+
+    def _restyle(self) -> None:
+        """Re-render the stable runs whose code colours (after :meth:`finish`) or formulas were pending;
+        ``restyled_from`` is the first block that changed (None if none did)."""
+        first = len(self._stable)
+        for run in self._runs:
+            if not run.pending:
+                continue
+            tokens = parse(run.src, {"references": dict(self._references)})
+            blocks, _codes = self._renderer.render_groups(group_blocks(tokens), run.code_base)
+            run.pending = bool(self._renderer.context.pending) or self._renderer.context.math_pending
+            for i, h in enumerate(blocks):
+                j = run.first_block + i
+                if self._stable[j] != h:
+                    self._stable[j] = h
+                    first = min(first, j)
+        if first < len(self._stable):
+            self.restyled_from = first
+            self._version += 1
+
+    def _fix_late_references(self) -> int:
+        refs = len(self._references)
+        first = len(self._stable)
+        for run in self._runs:
+            if run.refs_seen >= refs or "[" not in run.src:
+                continue
+            tokens = parse(run.src, {"references": dict(self._references)})
+            blocks, _codes = self._renderer.render_groups(group_blocks(tokens), run.code_base)
+            for i, h in enumerate(blocks):
+                j = run.first_block + i
+                if self._stable[j] != h:
+                    self._stable[j] = h
+                    first = min(first, j)
+            run.refs_seen = refs
+        return first
+
+    def _render_tail(self) -> None:
+        partial = "".join(self._partial)
+        show_partial = bool(partial) and not holds_back(partial)
+        src = "\n".join(self._lines) + "\n" if self._lines else ""
+        if show_partial:
+            src += partial
+        env = {"references": dict(self._references)}
+        tokens = parse(src, env) if src else []
+        k, cut_index = find_boundary(tokens, self._lines)
+        if k > 0:
+            # The blocks before line k parse the same alone (that is what makes k safe), so the tail's tokens
+            # are reused unless the tail defined link references (the stable env must only get lines < k's).
+            same_refs = len(env["references"]) == len(self._references)
+            taken = self._stabilize("\n".join(self._lines[:k]) + "\n", tokens[:cut_index] if same_refs else None)
+            if taken != k:  # a block with pending code colours stays in the tail
+                k = taken
+                cut_index = next((i for i, t in enumerate(tokens) if t.level == 0 and t.nesting >= 0
+                                  and t.map is not None and t.map[0] >= k), len(tokens))
+        if k > 0:
+            self._tail_chars -= sum(len(line) + 1 for line in self._lines[:k])
+            del self._lines[:k]
+            tokens = tokens[cut_index:]
+            for tok in tokens:
+                if tok.map is not None and tok.level == 0:
+                    tok.map = [tok.map[0] - k, tok.map[1] - k]
+        groups = group_blocks(tokens)
+        htmls, codes = self._renderer.render_groups(groups, len(self._stable_codes))
+        self._tail_pending = bool(self._renderer.context.pending) or self._renderer.context.math_pending
+        if groups:
+            shown = [*self._lines, partial] if show_partial else self._lines
+            tex = open_display_math(groups[-1][0], shown)
+            if tex is not None:
+                htmls[-1] = self._renderer.tex_block(tex)
+        self._set_tail(htmls, codes)
+        href = copy_href(self._copy_prefix, len(self._stable_codes))
+        self._table = None
+        self._fence = OpenFence.open(tokens, self._lines, href, self._renderer.colors, self._cache)
+        if self._fence is not None:
+            html = self._fence.advance(self._lines, partial)
+            if html is not None:
+                self._tail_pending = False  # the fence's highlighter tracks its own pending parts
+                self._set_tail([html], [])
+            else:
+                self._fence = None
+        else:
+            self._table = OpenTable.open(tokens, self._lines, show_partial)

@@ -1,0 +1,131 @@
+"""Fast path for an open top-level table that is the whole tail: each body line is parsed once.
+
+Every body line of a table is parsed on its own (its cells depend only on the header's column count and the
+delimiter row's alignments; whether it ends the table depends only on the line itself), so rows parsed this way
+equal a parse of the whole table. Row groups before the last complete one can no longer change (their rows are
+complete, the column widths final), so only the last groups are rendered again: O(new rows) per tick.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from markdown_it.token import Token
+
+from app.core.render.markdown.boundaries import holds_back
+from app.core.render.markdown.html import (
+    PIECE,
+    TABLE_GROUP_ROWS,
+    TABLE_WIDTH_ROWS,
+    HtmlRenderer,
+    TableSlice,
+    table_layout,
+)
+from app.core.render.markdown.parser import group_blocks, parse
+
+#: Cells (rows × columns) past which the fast path gives up (far from markdown-it's autocomplete cap).
+_MAX_CELLS = 0x8000
+
+
+def split_table(tokens: list[Token]) -> tuple[list[Token], list[list[Token]], Token | None, list[Token]] | None:
+    """(head tokens, body rows, tbody_open, closing tokens) of a token list that is exactly one table, else None."""
+    if not tokens or tokens[0].type != "table_open" or tokens[-1].type != "table_close":
+        return None
+    head: list[Token] = []
+    rows: list[list[Token]] = []
+    i = 0
+    while i < len(tokens) and tokens[i].type != "tbody_open":
+        head.append(tokens[i])
+        i += 1
+    if i == len(tokens):
+        return head[:-1], rows, None, head[-1:]
+    tbody = tokens[i]
+    i += 1
+    while tokens[i].type == "tr_open":
+        j = i
+        while tokens[j].type != "tr_close":
+            j += 1
+        rows.append(tokens[i : j + 1])
+        i = j + 1
+    return head, rows, tbody, tokens[i:]
+
+
+class OpenTable:
+    """An open top-level table: :meth:`advance` gives its HTML for the tail's new lines, or None when the fast
+    path does not apply any more (the table ended, or anything unusual: the caller re-parses the tail)."""
+
+    def __init__(self, head: list[Token], tbody_open: Token, tail_close: list[Token], cols: int) -> None:
+        self.head = head  # table_open … thead_close
+        self.tbody_open = tbody_open
+        self.tail_close = tail_close  # tbody_close, table_close
+        self.rows: list[list[Token]] = []  # tokens (tr_open … tr_close) of each complete body line
+        self.cols = cols
+        self.widths: list[int] | None = None  # column widths, final once TABLE_WIDTH_ROWS rows are complete
+        self.pieces: list[str] = []  # the table's HTML pieces at the last render
+
+    @classmethod
+    def open(cls, tokens: list[Token], lines: Sequence[str], partial_shown: bool) -> OpenTable | None:
+        """The fast path for a tail whose tokens are exactly one top-level table over all its lines, else None."""
+        n = len(lines)
+        if n < 2 or not tokens or tokens[0].type != "table_open":
+            return None
+        tok = tokens[0]
+        if tok.map is None or tok.map[0] != 0 or tok.map[1] != n + (1 if partial_shown else 0):
+            return None
+        if group_blocks(tokens) != [tokens] or any("$$" in line for line in lines):
+            return None
+        parts = split_table(tokens)
+        if parts is None:
+            return None
+        head, rows, tbody, close = parts
+        if tbody is None:
+            return None
+        table = cls(head, tbody, close, sum(1 for t in head if t.type == "th_open"))
+        table.rows = rows[: n - 2]  # complete body lines only (a partial last line may still change)
+        return table
+
+    def advance(self, lines: Sequence[str], partial: str, references: dict[str, Any], renderer: HtmlRenderer,
+                code_base: int) -> tuple[list[str], list[str]] | None:
+        """``([html], codes)`` of the table given the tail's complete ``lines`` and ``partial`` last line (parsed
+        with the link ``references`` known), or None when the caller must re-parse the tail."""
+        done = len(self.rows)
+        new = lines[2 + done :]
+        show_partial = bool(partial) and not holds_back(partial)
+        if (
+            any("$$" in line for line in new)
+            or "$$" in partial
+            or (done + len(new) + 1) * max(1, self.cols) > _MAX_CELLS
+        ):
+            return None
+        src = lines[0] + "\n" + lines[1] + "\n" + "".join(line + "\n" for line in new)
+        if show_partial:
+            src += partial
+        n_src = 2 + len(new) + (1 if show_partial else 0)
+        tokens = parse(src, {"references": dict(references)})
+        if not tokens or tokens[0].map != [0, n_src] or group_blocks(tokens) != [tokens]:
+            return None
+        parts = split_table(tokens)
+        if parts is None:
+            return None
+        _head, rows, _tbody, _close = parts
+        self.rows.extend(rows[: len(new)])
+        shown = self.rows + rows[len(new) :]
+        g = TABLE_GROUP_ROWS
+        k = min(len(self.rows) // g - 1, len(self.pieces) - 1)   # the last piece of the last render may change
+        if self.widths is not None and k >= 1:
+            r0 = k * g
+            subset = [self.head[0], self.tbody_open, *(t for r in shown[r0:] for t in r), *self.tail_close]
+            sl = TableSlice(self.widths, r0, len(shown))
+            htmls, codes = renderer.render_groups([subset], code_base, table_slice=sl)
+            self.pieces = self.pieces[:k] + htmls[0].split(PIECE)
+            return [PIECE.join(self.pieces)], codes
+        if shown:
+            all_tokens = [*self.head, self.tbody_open, *(t for r in shown for t in r), *self.tail_close]
+        else:
+            all_tokens = [*self.head, *self.tail_close[-1:]]
+        htmls, codes = renderer.render_groups([all_tokens], code_base)
+        if self.widths is None and len(self.rows) >= TABLE_WIDTH_ROWS:
+            self.widths = table_layout(all_tokens, 0)[0]
+        self.pieces = htmls[0].split(PIECE) if self.widths is not None else []
+        return htmls, codes

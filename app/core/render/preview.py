@@ -1,0 +1,84 @@
+"""A reply's markdown as plain text without markup characters: the quick first look the message list shows for a
+moment while a message scrolls into view, before its full render (``app/ui/messages/chat_view.py``).
+
+:func:`plain_preview` is line-based regular expressions, about 0.1 ms for a 4 KB answer: headings, emphasis,
+code spans and fences, links, quotes, list markers and table pipes lose their markup; code keeps its text.
+A reasoning section (``<think>…</think>``) is shown folded, as the full render shows it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from app.core.render.markdown.thinking import split_thinking
+
+#: The line the preview shows for a folded reasoning section (the full render's header says the same).
+THINKING_LINE = "▸ Thinking"
+
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}(\s+|$)")
+_QUOTE = re.compile(r"^(\s*>)+\s?")
+_TASK = re.compile(r"^(\s*)[-*+]\s+\[([ xX])\]\s+")
+_BULLET = re.compile(r"^(\s*)[-*+]\s+")
+_RULE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
+_TABLE_SEP = re.compile(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")   # also a setext underline
+_MATH_FENCE = re.compile(r"^\s*\$\$\s*$")
+_URL = r"\((?:[^()]|\([^()]*\))*\)"
+_IMAGE = re.compile(r"!\[([^\]]*)\]" + _URL)
+_LINK = re.compile(r"\[([^\]]+)\]" + _URL)
+_STRONG = re.compile(r"(\*\*|__|~~)(?=\S)(.+?)(?<=\S)\1")
+_EM = re.compile(r"(?<!\*)\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?!\*)|(?<![\w_])_(?=\S)(.+?)(?<=\S)_(?![\w_])")
+_CODE_SPAN = re.compile(r"`+([^`]*)`+")
+
+
+def _inline(line: str) -> str:
+    if "](" in line:
+        line = _LINK.sub(r"\1", _IMAGE.sub(r"\1", line))
+    if "`" in line:
+        line = _CODE_SPAN.sub(r"\1", line)
+    if "*" in line or "_" in line or "~" in line:
+        line = _EM.sub(lambda m: m.group(1) or m.group(2), _STRONG.sub(r"\2", line))
+    return line
+
+
+def plain_preview(text: str) -> str:
+    """``text`` (a reply's markdown) as plain text without markup characters, same lines, same order.
+
+    Never raises; an empty text gives ``""``. Not a renderer: nested emphasis or reference links may keep a
+    character, and math stays as written.
+    """
+    thinking, answer, _done = split_thinking(text)
+    out: list[str] = [THINKING_LINE, ""] if thinking is not None else []
+    fence = ""
+    math = False
+    for line in answer.strip("\n").split("\n"):
+        m = _FENCE.match(line)
+        if fence:
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line.strip(fence[0]).strip():
+                fence = ""
+                continue
+            out.append(line)
+            continue
+        if m:
+            fence = m.group(1)
+            continue
+        if _MATH_FENCE.match(line):
+            math = not math
+            continue
+        if math:
+            out.append(line)
+            continue
+        if _RULE.match(line) or (_TABLE_SEP.match(line) and "-" in line):
+            continue
+        line = _HEADING.sub("", line)
+        line = _QUOTE.sub("", line)
+        task = _TASK.match(line)
+        if task:
+            box = "☐" if task.group(2) == " " else "☑"
+            line = f"{task.group(1)}{box} {line[task.end():]}"
+        else:
+            line = _BULLET.sub(r"\1• ", line)
+        if line.lstrip().startswith("|"):
+            line = "   ".join(cell.strip() for cell in line.strip().strip("|").split("|"))
+        out.append(_inline(line))
+    return "\n".join(out).strip("\n")

@@ -1,0 +1,1 @@
+"""Writing a message: the prompt box, the attachments bar, the context meter."""

@@ -1,0 +1,136 @@
+"""Attachments of the message being typed: a 📎 button (pick text files), drag and drop onto the input, and a very
+long paste turned into an attachment instead of a 300 KB bubble. Each shows as a chip ("📎 main.py · 1,234
+tokens ✕") above the input; on send they are added to the message (``app.core.chat.attachments.compose``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt
+from PySide6.QtGui import QDropEvent, QGuiApplication, QKeyEvent, QKeySequence
+from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QStyle, QToolButton, QWidget
+
+from app.core.chat.attachments import LONG_PASTE_CHARS, Attachment, AttachmentError, compose, read_attachment
+
+#: Count tokens right away only below this many characters (the count runs on the loop thread).
+COUNT_LIMIT = 200_000
+
+
+class AttachmentsBar(QWidget):
+    def __init__(self, window: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("attachments")
+        self.w = window
+        self.items: list[Attachment] = []
+        self.row = QHBoxLayout(self)
+        self.row.setContentsMargins(12, 4, 12, 0)
+        self.row.addStretch(1)
+        self.button = QToolButton()
+        self.button.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_FileIcon))
+        self.button.setToolTip(self.tr("Attach text files (code, markdown, logs, CSV)…"))
+        self.button.setAccessibleName(self.tr("Attach files"))
+        self.button.clicked.connect(self.pick)
+        self.error = QLabel()
+        self.error.setObjectName("errorNotice")
+        self.error.hide()
+        self.row.insertWidget(0, self.error)
+        self.hide()
+
+    # adding ----------------------------------------------------------------------------------------------
+    def pick(self) -> None:
+        paths, _ = QFileDialog.getOpenFileNames(self.w, self.tr("Attach text files"), str(Path.home()))
+        for p in paths:
+            self.add_file(p)
+
+    def add_file(self, path: str | Path) -> Attachment | None:
+        try:
+            att = read_attachment(path)
+        except AttachmentError as exc:
+            self.error.setText("⚠ " + str(exc))
+            self.error.show()
+            self.show()
+            return None
+        return self.add(att)
+
+    def add(self, att: Attachment) -> Attachment:
+        count = getattr(self.w.engine, "count_tokens", None)
+        if att.tokens is None and callable(count) and len(att.text) <= COUNT_LIMIT and self.w.engine.loaded:
+            try:
+                att = Attachment(att.name, att.text, att.language, count(att.text))
+            except Exception:
+                pass
+        self.items.append(att)
+        self.error.hide()
+        self._redraw()
+        return att
+
+    def take(self) -> list[Attachment]:
+        items, self.items = self.items, []
+        self._redraw()
+        return items
+
+    def _redraw(self) -> None:
+        while self.row.count() > 2:                   # keep the error label and the stretch
+            item = self.row.takeAt(1)
+            if item.widget() is not None:
+                item.widget().deleteLater()
+        for i, att in enumerate(self.items):
+            tokens = f" · {att.tokens:,} tokens" if att.tokens is not None else ""
+            chip = QPushButton(f"{att.name}{tokens}  ✕")
+            chip.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_FileIcon))
+            chip.setObjectName("attachmentChip")
+            chip.setToolTip(self.tr("Remove this attachment") + f"\n{len(att.text):,} " + self.tr("characters"))
+            chip.setAccessibleName(self.tr("Attachment %1, press to remove").replace("%1", att.name))
+            chip.clicked.connect(lambda _c=False, k=i: self._remove(k))
+            self.row.insertWidget(1 + i, chip)
+        self.setVisible(bool(self.items) or not self.error.isHidden())
+
+    def _remove(self, index: int) -> None:
+        if 0 <= index < len(self.items):
+            del self.items[index]
+            self._redraw()
+
+    # sending ---------------------------------------------------------------------------------------------
+    def compose_into_input(self) -> None:
+        """Put the attachments into the input's text just before the window reads it to send."""
+        if self.items:
+            text = compose(self.w.input.toPlainText(), self.take())
+            self.w.input.setPlainText(text)
+
+
+class InputFilter(QObject):
+    """On the message box: Enter sends the attachments too; dropped files and very long pastes become
+    attachments."""
+
+    def __init__(self, bar: AttachmentsBar) -> None:
+        super().__init__(bar)
+        self.bar = bar
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        t = event.type()
+        if t == QEvent.Type.KeyPress:
+            assert isinstance(event, QKeyEvent)
+            if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) \
+                    and not event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+                self.bar.compose_into_input()
+            elif event.matches(QKeySequence.StandardKey.Paste):
+                text = QGuiApplication.clipboard().text()
+                if len(text) > LONG_PASTE_CHARS:
+                    self.bar.add(Attachment(QCoreApplication.translate("AttachmentsBar", "pasted text"), text))
+                    return True
+        elif t in (QEvent.Type.DragEnter, QEvent.Type.DragMove):
+            assert isinstance(event, QDropEvent)
+            if event.mimeData().hasUrls():
+                event.acceptProposedAction()
+                return True
+        elif t == QEvent.Type.Drop:
+            assert isinstance(event, QDropEvent)
+            urls = [u for u in event.mimeData().urls() if u.isLocalFile()]
+            if urls:
+                for u in urls:
+                    self.bar.add_file(u.toLocalFile())
+                event.acceptProposedAction()
+                return True
+        return False

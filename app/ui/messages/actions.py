@@ -1,0 +1,85 @@
+"""The message menu's operations for a window over a chat session (``window.session``): copy, edit and resend,
+delete, regenerate keeping versions, continue, switch versions (``app.core.chat.session_ops``). Also the ‹ 1/2 ›
+version switcher and the provenance tooltip shown on a reply (``decorate``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QObject, QPoint, Qt
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QInputDialog, QWidget
+
+from app.core.chat import session_ops, versions
+from app.core.conversation import Message, Role
+from app.ui.messages.menu import message_menu, provenance_html
+
+
+class MessageActions(QObject):
+    def __init__(self, window: Any) -> None:
+        super().__init__(window)
+        self.w = window
+
+    @property
+    def session(self) -> Any:
+        return self.w.session
+
+    def can_change(self) -> bool:
+        return not self.session.generating and not self.session.closing
+
+    def is_last(self, msg: Message) -> bool:
+        msgs = self.session.conversation.messages
+        return bool(msgs) and msgs[-1] is msg
+
+    # operations ------------------------------------------------------------------------------------------
+    def copy(self, msg: Message) -> None:
+        QGuiApplication.clipboard().setText(msg.text)
+
+    def edit(self, msg: Message) -> Message | None:
+        text, ok = QInputDialog.getMultiLineText(self.w, self.tr("Edit and resend"), self.tr("Message"), msg.text)
+        if not ok or not text.strip():
+            return None
+        return session_ops.edit_and_resend(self.session, msg, text)
+
+    def delete(self, msg: Message) -> bool:
+        return session_ops.delete(self.session, msg)
+
+    def regenerate(self, msg: Message) -> Message | None:
+        return session_ops.regenerate(self.session) if self.is_last(msg) else None
+
+    def continue_reply(self, msg: Message) -> Message | None:
+        return session_ops.continue_reply(self.session) if self.is_last(msg) else None
+
+    def show_version(self, msg: Message, index: int) -> bool:
+        return session_ops.show_version(self.session, msg, index)
+
+    def inspect(self, msg: Message) -> bool:
+        """Show ``msg`` in the window's stream inspector (``app.ui.inspector.dock``); False when it has none."""
+        dock = getattr(self.w, "inspector_dock", None)
+        if dock is None:
+            return False
+        dock.inspect(msg)
+        return True
+
+    # the view ----------------------------------------------------------------------------------------------
+    def open_menu(self, widget: QWidget, msg: Message, pos: QPoint) -> None:
+        menu = message_menu(msg, self, widget)
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        menu.popup(widget.mapToGlobal(pos))
+
+    def decorate(self, widget: Any) -> None:
+        """Give a message widget its menu, its provenance tooltip and (replies with versions) ‹ k/n ›."""
+        msg = widget.message
+        if not widget.property("brookMenu"):
+            widget.setProperty("brookMenu", True)
+            widget.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+            widget.customContextMenuRequested.connect(lambda pos, w=widget: self.open_menu(w, w.message, pos))
+        if msg.role is Role.ASSISTANT and msg.status.final:
+            tip = provenance_html(msg)
+            if tip:
+                widget.who.setToolTip(tip)
+                widget.figures.setToolTip(tip)
+        label = versions.label(msg)
+        base = widget.status.text().split("  ‹")[0]
+        widget.status.setText(f"{base}  ‹ {label} ›" if label else base)
+        widget.status.setToolTip(self.tr("Right-click the reply for its other versions") if label else "")

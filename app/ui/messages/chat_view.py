@@ -1,0 +1,545 @@
+"""The message list: a virtual list that only keeps widgets for the messages in or near the viewport.
+
+Why widgets and not a ``QListView`` delegate: measured here (``/tmp``-free: ``python -m app.bench history``), a
+reply's ``MarkdownView.set_text`` costs 1.5-10 ms for typical answers against 0.4-0.7 ms for painting a cached
+``QTextDocument`` — but a widget keeps every interaction for free (selection, links, Copy buttons, the Thinking
+fold, keyboard navigation inside a message, the streaming reply's incremental patching). Making only the few
+visible messages widgets removes the cost that grew with the chat (every message laid out at once); the
+per-message difference is paid only for messages that scroll into view.
+
+- Each message is an ``_Item`` with its heights cached per width (measured once with the widget; estimated from
+  the text length until then). Positions are prefix sums of the heights.
+- ``show_conversation`` lays out the last screen first: only the messages at the bottom get widgets.
+- Widgets of messages more than one screen away are dropped; a streaming reply's widget is always kept.
+- Follow-the-bottom: the view sticks to the bottom while the user is there and stays put once they scroll up
+  (the 24 px slack absorbs a partly visible last line). When a message above the viewport gets its real height,
+  the scroll position moves with it so that what is on screen does not jump.
+- Wide windows: messages sit in a centred column at most ``MAX_READING_WIDTH`` px wide.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QFont, QResizeEvent
+from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QFrame, QLabel, QSizePolicy, QWidget
+
+from app.core.conversation import Conversation, Message, Role
+from app.ui.compose.chat_input import ChatInput
+from app.ui.messages import keys as message_keys
+from app.ui.messages.markdown_view import UI_FONT_FAMILIES, palette_theme
+from app.ui.messages.pool import RenderCache, WidgetPool
+from app.ui.messages.widget import STATUS_TEXT, MessageWidget, PlainTextView, format_figures
+
+__all__ = ["STATUS_TEXT", "ChatInput", "ChatView", "MessageWidget", "PlainTextView", "format_figures"]
+
+STICK_SLACK_PX = 24
+#: Widest the message column gets (px): lines of ~90-100 characters, comfortable to read.
+MAX_READING_WIDTH = 900
+MARGIN_X, MARGIN_Y, SPACING = 16, 12, 10
+#: Indents that tell the two sides apart (px, at most a fifth / a tenth of the column).
+USER_INDENT, REPLY_INDENT = 80, 24
+#: Messages this close to the viewport (px) get their widgets before they scroll in.
+OVERSCAN_PX = 120
+#: Within one layout (a scroll step), replies whose render is cached are shown in full if that fits in what is
+#: left of this (ms);
+#: the others show their plain-text preview until the idle work renders them.
+STEP_BUDGET_MS = 6.0
+#: Quiet time (ms) after the last scroll before the idle work starts; each idle slice does one piece of work.
+IDLE_DELAY_MS = 30
+#: Characters of markdown one idle slice renders (~1-3 ms; a table that ends in the slice is parsed whole).
+RENDER_SLICE_CHARS = 500
+
+
+@dataclass(eq=False)
+class _Item:
+    message: Message | None = None
+    notice: tuple[str, str] | None = None          # (text, object name) of a notice line
+    heights: dict[int, int] = field(default_factory=dict)   # width → measured height (px)
+    widget: QWidget | None = None
+    _guess: tuple[int, int] = (-1, 0)                # (width, estimated height)
+
+    def estimate(self, width: int) -> int:
+        """A height guess before the widget exists (px): ~8 px per character, 19 px a line, plus the header."""
+        if self._guess[0] == width:
+            return self._guess[1]
+        text = self.message.text if self.message is not None else (self.notice or ("", ""))[0]
+        per_line = max(20, width // 8)
+        lines = sum(1 + len(line) // per_line for line in text.split("\n")) if text else 1
+        guess = 40 + 19 * lines
+        self._guess = (width, guess)
+        return guess
+
+
+class ChatView(QAbstractScrollArea):
+    """The messages of one conversation (see the module docstring). ``widget_added(widget)`` is emitted for
+    each message widget made (features decorate it: menu, provenance); ``notice_count`` counts notice lines."""
+
+    message_spacing = SPACING
+
+    widget_added = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("chatView")
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        self.setMinimumWidth(120)
+        self.viewport().setObjectName("chatInner")
+        self.items: list[_Item] = []
+        self._tops: list[int] = []                   # y of each item (content coordinates)
+        self._valid = 0                              # _tops[:_valid] are up to date
+        self._hs: list[int] = []                     # the height each item was placed with (px)
+        self._dirty: set[int] = set()                # items whose height may have changed since
+        self.stick_to_bottom = True
+        self._in_layout = False
+        self.renders = RenderCache()
+        self.pool = WidgetPool()
+        self._render_now = False                     # replies get their full render at once (else previews)
+        self._budget_until = 0.0                     # perf_counter() deadline of a layout's cached renders
+        self._overscan = OVERSCAN_PX                 # a scroll step builds only what shows (0)
+        self._idle = QTimer(self)
+        self._idle.setSingleShot(True)
+        self._idle.timeout.connect(self._idle_step)
+        self.idle_slices_ms: list[float] = []        # duration of each idle slice (the benchmark reads it)
+        message_keys.install(self)
+        bar = self.verticalScrollBar()
+        bar.setSingleStep(40)
+        bar.valueChanged.connect(self._on_scrolled)
+
+    # -- public API ----------------------------------------------------------------------------------------
+    @property
+    def notice_count(self) -> int:
+        return sum(1 for it in self.items if it.notice is not None)
+
+    @property
+    def widgets(self) -> list[MessageWidget]:
+        """The message widgets that exist now (the messages in or near the viewport), in order."""
+        return [it.widget for it in self.items if isinstance(it.widget, MessageWidget)]
+
+    def add(self, message: Message) -> MessageWidget:
+        """Append ``message`` and scroll to it; returns its widget."""
+        self.items.append(_Item(message=message))
+        self.stick_to_bottom = True
+        with self._rendering_now():
+            self._relayout()
+            w = self._materialize(self.items[-1])
+            self._relayout()
+        assert isinstance(w, MessageWidget)
+        return w
+
+    @contextlib.contextmanager
+    def _rendering_now(self) -> Iterator[None]:
+        """Within: replies that get a widget are rendered in full at once (opening a chat, a message asked for)."""
+        was, self._render_now = self._render_now, True
+        try:
+            yield
+        finally:
+            self._render_now = was
+
+    def add_notice(self, text: str, object_name: str = "notice") -> QLabel:
+        """Append a notice line (kept as a widget)."""
+        item = _Item(notice=(text, object_name))
+        self.items.append(item)
+        label = self._materialize(item)
+        self._relayout()
+        assert isinstance(label, QLabel)
+        return label
+
+    def remove(self, message: Message) -> None:
+        for i, it in enumerate(self.items):
+            if it.message is message:
+                self._drop(it)
+                del self.items[i]
+                self._valid = min(self._valid, i)
+                self._relayout()
+                return
+
+    def clear(self) -> None:
+        for it in self.items:
+            self._drop(it)
+        self.items = []
+        self._valid = 0
+        self.stick_to_bottom = True
+        self._relayout()
+
+    def show_conversation(self, conv: Conversation) -> None:
+        """Show ``conv``'s messages, scrolled to the end: only the last screen gets widgets."""
+        for it in self.items:
+            self._drop(it)
+        self.items = [_Item(message=m) for m in conv.messages]
+        self._valid = 0
+        self.stick_to_bottom = True
+        with self._rendering_now():
+            self._relayout()
+
+    def widget_for(self, message: Message) -> MessageWidget | None:
+        """The widget showing ``message`` (made now if the message is in the list), or None."""
+        for it in reversed(self.items):
+            if it.message is message:
+                with self._rendering_now():
+                    w = it.widget if it.widget is not None else self._materialize(it)
+                return self._in_full(w)
+        return None
+
+    def _in_full(self, w: QWidget | None) -> MessageWidget | None:
+        """``w`` showing its message in full (a preview is rendered now): asked for by name, it is wanted now."""
+        if not isinstance(w, MessageWidget):
+            return None
+        if w.preview:
+            self._show_rendered(w, self.renders.get_or_render(w.message, self._style()))
+        return w
+
+    def _style(self) -> str:
+        """The theme the views show (the application palette's); the render cache is told their font."""
+        font = QFont(self.viewport().font())
+        font.setFamilies(UI_FONT_FAMILIES)             # as MarkdownView sets its document's font
+        self.renders.use_font(font)
+        return palette_theme()
+
+    def _show_rendered(self, w: MessageWidget, renderer: Any) -> None:
+        """Replace ``w``'s preview by the full render, laying the list out once with the final height (the
+        document is emptied first: an intermediate height would move the view's anchor)."""
+        was, self._in_layout = self._in_layout, True
+        try:
+            w.set_rendered(renderer)
+        finally:
+            self._in_layout = was
+        self._relayout()
+
+    def scroll_to(self, message: Message, margin: int = 40) -> MessageWidget | None:
+        """Scroll so that ``message`` starts ``margin`` px below the top of the view (following the bottom stops);
+        returns its widget, or None when it is not in the list."""
+        for i, it in enumerate(self.items):
+            if it.message is message:
+                self.stick_to_bottom = False
+                self._relayout()
+                self._update_tops()
+                self.verticalScrollBar().setValue(max(0, self._tops[i] - margin))
+                self._relayout()
+                with self._rendering_now():
+                    w = self._in_full(it.widget if it.widget is not None else self._materialize(it))
+                self._relayout()
+                self.verticalScrollBar().setValue(max(0, self._tops[i] - margin))
+                return w
+        return None
+
+    def message_changed(self, message: Message) -> None:
+        """``message``'s widget changed height (status, error or figures shown): measure it again."""
+        for it in reversed(self.items):
+            if it.message is message:
+                self._invalidate(it)
+                return
+
+    def at_bottom(self) -> bool:
+        bar = self.verticalScrollBar()
+        return bar.value() >= bar.maximum() - STICK_SLACK_PX
+
+    def scroll_to_bottom(self) -> None:
+        self.stick_to_bottom = True
+        self._relayout()
+
+    # -- geometry ------------------------------------------------------------------------------------------
+    def column(self) -> tuple[int, int]:
+        """x and width of the message column (centred, at most ``MAX_READING_WIDTH``)."""
+        vw = self.viewport().width()
+        width = max(60, min(MAX_READING_WIDTH, vw - 2 * MARGIN_X))
+        return max(0, (vw - width) // 2), width
+
+    def _box(self, it: _Item, col: tuple[int, int] | None = None) -> tuple[int, int]:
+        x, width = col or self.column()
+        if it.message is None:
+            return x, width
+        if it.message.role is Role.USER:
+            indent = min(USER_INDENT, width // 5)
+            return x + indent, width - indent
+        return x, width - min(REPLY_INDENT, width // 10)
+
+    def _height(self, it: _Item, width: int) -> int:
+        h = it.heights.get(width)
+        if h is not None:
+            return h
+        w = it.widget
+        if w is None:
+            return it.estimate(width)
+        h = max(1, w.heightForWidth(width)) if w.hasHeightForWidth() else w.sizeHint().height()
+        if len(it.heights) > 6:
+            it.heights.clear()
+        it.heights[width] = h
+        return h
+
+    def _update_tops(self) -> int:
+        """Recompute stale positions; returns the content height. An item whose height changed moves the ones
+        after it by the difference (one list pass in C); only a change of the list or of the width recomputes
+        every height (``_valid``)."""
+        tops, hs, items = self._tops, self._hs, self.items
+        valid = min(self._valid, len(items))
+        del tops[valid:]
+        del hs[valid:]
+        col = self.column()
+        height, box = self._height, self._box
+        for i in sorted(self._dirty):
+            if i >= valid:
+                break
+            d = height(items[i], box(items[i], col)[1]) - hs[i]
+            if d:
+                hs[i] += d
+                tops[i + 1:] = [t + d for t in tops[i + 1:]]
+        self._dirty.clear()
+        y = tops[-1] + hs[-1] + SPACING if tops else MARGIN_Y
+        for it in items[valid:]:
+            h = height(it, box(it, col)[1])
+            tops.append(y)
+            hs.append(h)
+            y += h + SPACING
+        self._valid = len(tops)
+        if not items:
+            return 0
+        return tops[-1] + hs[-1] + MARGIN_Y
+
+    def _invalidate(self, it: _Item) -> None:
+        it.heights.clear()
+        try:
+            i = self.items.index(it)
+        except ValueError:
+            return
+        self._dirty.add(i)
+        self._relayout()
+
+    # -- widgets -------------------------------------------------------------------------------------------
+    def _materialize(self, it: _Item) -> QWidget:
+        """Give ``it`` a widget. A finished reply is shown in full when asked for (``_rendering_now``: opening a
+        chat, ``widget_for``, ``scroll_to``, ``add``); otherwise (scrolling, resizing, idle work) from the render
+        cache if that fits what is left of the layout's budget, else as the plain-text preview, rendered in full
+        by the idle work once the scrolling pauses."""
+        if it.widget is not None:
+            return it.widget
+        w: QWidget
+        if it.message is not None:
+            msg = it.message
+            renderer = None
+            body = "rich"
+            if msg.role is Role.ASSISTANT and msg.status.final and msg.text:
+                theme = self._style()
+                if self._render_now:
+                    renderer = self.renders.get_or_render(msg, theme)
+                else:
+                    left_ms = (self._budget_until - time.perf_counter()) * 1000.0
+                    renderer = self.renders.get(msg, theme, max_ms=left_ms) if left_ms > 0 else None
+                    if renderer is None:
+                        body = "preview"
+                        self._idle.start(IDLE_DELAY_MS)
+            made = self.pool.made
+            mw = self.pool.take(msg, self.viewport(), body, renderer)
+            if self.pool.made != made and mw.view is not None:
+                mw.view.heightChanged.connect(lambda _h, mw=mw: self._on_widget_height(mw))
+            mw.list_item = it            # type: ignore[attr-defined]
+            w = mw
+        else:
+            text, name = it.notice or ("", "notice")
+            label = QLabel(text, self.viewport())
+            label.setObjectName(name)
+            label.setWordWrap(True)
+            label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            w = label
+        it.widget = w
+        x, width = self._box(it)
+        w.setGeometry(x, 0, width, max(1, w.heightForWidth(width)))
+        it.heights.clear()
+        w.show()
+        if isinstance(w, MessageWidget):
+            self.widget_added.emit(w)
+        return w
+
+    def _drop(self, it: _Item) -> None:
+        w = it.widget
+        if w is None:
+            return
+        it.widget = None
+        if isinstance(w, MessageWidget):
+            w.list_item = None           # type: ignore[attr-defined]
+            self.pool.give_back(w)
+        else:
+            w.hide()
+            w.deleteLater()
+
+    def _on_widget_height(self, w: MessageWidget) -> None:
+        it = getattr(w, "list_item", None)
+        if it is not None and it.widget is w:
+            self._invalidate(it)
+
+    def _keep(self, it: _Item) -> bool:
+        """Widgets kept off screen (never reused for another message): notices, a reply that is generating, and
+        one holding the keyboard focus (or a selection's focus inside it)."""
+        if it.notice is not None:
+            return True
+        w = it.widget
+        if it.message is not None and not it.message.status.final:
+            return True
+        focus = QApplication.focusWidget()
+        return w is not None and focus is not None and (focus is w or w.isAncestorOf(focus))
+
+    # -- layout --------------------------------------------------------------------------------------------
+    def _relayout(self) -> None:
+        if self._in_layout:
+            return
+        self._budget_until = time.perf_counter() + STEP_BUDGET_MS / 1000.0
+        self._in_layout = True
+        try:
+            self._layout()
+        finally:
+            self._in_layout = False
+
+    def _layout(self) -> None:
+        bar = self.verticalScrollBar()
+        vh = self.viewport().height()
+        anchor: tuple[int, int] | None = None   # the item at the top of the view and how far into it, so that a
+        if not self.stick_to_bottom and self._dirty and self._valid:   # height changing above it moves nothing
+            i = max(0, bisect.bisect_right(self._tops, bar.value()) - 1)
+            if i < self._valid:
+                anchor = (i, bar.value() - self._tops[i])
+        for _ in range(4):                       # real heights replace estimates, then it settles
+            total = self._update_tops()
+            bar.setRange(0, max(0, total - vh))
+            bar.setPageStep(vh)
+            if self.stick_to_bottom:
+                bar.setValue(bar.maximum())
+            elif anchor is not None:
+                bar.setValue(self._tops[anchor[0]] + anchor[1])
+                anchor = None
+            top = bar.value()
+            lo, hi = top - self._overscan, top + vh + self._overscan
+            first = max(0, bisect.bisect_right(self._tops, lo) - 1)
+            last = bisect.bisect_right(self._tops, hi)
+            anchor_i = max(0, bisect.bisect_right(self._tops, top) - 1) if self.items else 0
+            anchor_off = top - self._tops[anchor_i] if self.items else 0
+            self._drop_far(top, vh)              # first, so that the widgets they free show the new messages
+            changed = False
+            for i in range(first, min(last, len(self.items))):
+                it = self.items[i]
+                if it.widget is None:
+                    before = self._height(it, self._box(it)[1])
+                    self._materialize(it)
+                    if self._height(it, self._box(it)[1]) != before:
+                        self._dirty.add(i)
+                        changed = True
+            if not changed:
+                break
+            if not self.stick_to_bottom and self.items:      # keep what is on screen where it was
+                self._update_tops()
+                bar.setRange(0, max(0, self._update_tops() - vh))
+                bar.setValue(self._tops[anchor_i] + anchor_off)
+        top = bar.value()
+        self._drop_far(top, vh)
+        col = self.column()
+        for i, it in enumerate(self.items):
+            if it.widget is not None:
+                x, width = self._box(it, col)
+                it.widget.setGeometry(x, self._tops[i] - top, width, self._height(it, width))
+
+    def _drop_far(self, top: int, vh: int) -> None:
+        """Give back the widgets more than a screen away from the viewport (scrolling back a little is free)."""
+        keep = max(vh, 2 * OVERSCAN_PX)          # more than the overscan: what the idle work makes stays
+        lo, hi = top - keep, top + vh + keep
+        tops = self._tops
+        for i, it in enumerate(self.items):
+            if it.widget is not None and i < len(tops):
+                y = tops[i]
+                if (y + self._height(it, self._box(it)[1]) < lo or y > hi) and not self._keep(it):
+                    self._drop(it)
+
+    def _on_scrolled(self, _value: int) -> None:
+        if self._in_layout:
+            return
+        self.stick_to_bottom = self.at_bottom()
+        self._overscan = 0
+        try:
+            self._relayout()
+        finally:
+            self._overscan = OVERSCAN_PX
+        self._idle.start(IDLE_DELAY_MS)              # (again) after a pause: full renders, the overscan
+
+    # -- idle work: previews become full renders, then replies near the viewport are rendered ahead ------------
+    def _visible_range(self, margin: int = 0) -> tuple[int, int]:
+        """Indexes ``[first, last)`` of the items within ``margin`` px of the viewport."""
+        top = self.verticalScrollBar().value()
+        vh = self.viewport().height()
+        first = max(0, bisect.bisect_right(self._tops, top - margin) - 1)
+        return first, min(len(self.items), bisect.bisect_right(self._tops, top + vh + margin))
+
+    def _previews(self) -> list[_Item]:
+        """Items showing a preview, those in the viewport first (top down), then the ones near it."""
+        first, last = self._visible_range()
+        near = [it for it in self.items[first:last]]
+        near += [it for it in self.items if it.widget is not None and it not in near]
+        return [it for it in near if isinstance(it.widget, MessageWidget) and it.widget.preview]
+
+    def fully_rendered(self) -> bool:
+        """Whether every message in the viewport shows its full render with its code colours (no preview)."""
+        first, last = self._visible_range()
+        for it in self.items[first:last]:
+            w = it.widget
+            if isinstance(w, MessageWidget) and w.view is not None and (
+                    w.preview or w.view.renderer.highlights_pending):
+                return False
+        return True
+
+    def _idle_step(self) -> None:
+        """One slice of idle work (then the next is scheduled): render one previewed reply's markdown, or show
+        a rendered one in full, or render one reply within a screen of the viewport ahead (the cache)."""
+        t0 = time.perf_counter()
+        theme = self._style()
+        more = True
+        previews = self._previews()
+        first, last = self._visible_range(margin=OVERSCAN_PX)
+        if any(it.widget is None for it in self.items[first:last]):
+            self._relayout()          # the messages just outside the viewport: widgets, previews if not rendered
+        elif previews:
+            it = previews[0]
+            w = it.widget
+            assert isinstance(w, MessageWidget) and it.message is not None
+            renderer = self.renders.get(it.message, theme)
+            if renderer is None:          # markdown → HTML, a few lines a slice; then one slice shows it
+                self.renders.render_slice(it.message, theme, RENDER_SLICE_CHARS)
+            else:
+                self._show_rendered(w, renderer)
+        else:
+            vh = self.viewport().height()
+            first, last = self._visible_range(margin=vh)
+            ahead = [it for it in self.items[first:last] if it.widget is None and it.message is not None
+                     and it.message.role is Role.ASSISTANT and it.message.status.final and it.message.text
+                     and not self.renders.has(it.message, theme)]
+            more = bool(ahead)
+            if ahead:
+                msg = ahead[0].message
+                assert msg is not None
+                self.renders.render_slice(msg, theme, RENDER_SLICE_CHARS)
+        self.idle_slices_ms.append((time.perf_counter() - t0) * 1000.0)
+        del self.idle_slices_ms[:-1000]
+        if more:
+            self._idle.start(0)
+
+    # -- keyboard: Alt+Up / Alt+Down move between messages (app/ui/messages/keys.py) ---------------------------
+    def focused_message(self) -> Message | None:
+        """The message whose widget holds the keyboard focus (or a focused part of it), or None."""
+        return message_keys.focused_message(self)
+
+    def move_focus(self, step: int) -> MessageWidget | None:
+        """Alt+Up (``step`` -1) / Alt+Down (+1): see :func:`app.ui.messages.keys.move_focus`."""
+        return message_keys.move_focus(self, step)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._valid = 0
+        self._relayout()
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:  # the layout moves the widgets itself
+        pass

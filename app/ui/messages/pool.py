@@ -1,0 +1,184 @@
+"""What the message list reuses while it scrolls: finished renders of replies (:class:`RenderCache`) and message
+widgets (:class:`WidgetPool`).
+
+Measured on a 1,000-pair chat scrolled top to bottom in 40 steps (``python -m app.bench history``), a newly
+shown reply cost 20-50 ms: markdown → HTML (markdown-it, ~7 ms a corpus answer, 25 ms a long table), inserting
+the HTML into the document (~2 ms), laying the document out for its height (~3 ms), and building and showing
+the widget (~2.5 ms: a ``QTextBrowser``, labels, style polish). So the list keeps both:
+
+- the renderer of a finished reply (its HTML blocks, code for the Copy buttons, the reasoning section) per
+  message id, theme and font (formulas are drawn for the text size) — never by text, which another message may
+  share; an entry is used only while the message's text is still the text it was rendered from (an edit or a
+  new version makes it stale);
+- widgets that scrolled away, per role, to show the next message that scrolls in (``MessageWidget.bind``).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import TYPE_CHECKING
+
+from PySide6.QtGui import QFont
+
+from app.core.conversation import Message, Role
+from app.core.render.markdown import IncrementalMarkdown
+from app.ui.messages.markdown_view import reply_renderer
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QWidget
+
+    from app.ui.messages.widget import MessageWidget
+
+#: Finished renders kept (LRU). A corpus answer's renderer holds ~2-3 × its text.
+RENDER_CACHE_ENTRIES = 600
+#: Widgets kept for reuse, per role (a screen and the screens kept around it hold far fewer).
+POOL_PER_ROLE = 24
+#: Showing a render costs about 1 ms per this many characters of HTML (measured 2,100-4,200 on the corpus, the
+#: 80-row table 3,100; halved for a busy machine): a scroll step shows a cached render only if it fits its budget.
+INSTALL_HTML_CHARS_PER_MS = 1500
+
+
+class RenderCache:
+    """Finished ``IncrementalMarkdown`` renderers by ``(message.id, theme, font)`` (LRU, ``max_entries``).
+
+    ``hits`` and ``misses`` count :meth:`get` answers (tests and the benchmark read them).
+    """
+
+    def __init__(self, max_entries: int = RENDER_CACHE_ENTRIES) -> None:
+        self._max = max_entries
+        self._entries: OrderedDict[tuple[int, str, str], tuple[str, IncrementalMarkdown, int]] = OrderedDict()
+        self._building: tuple[Message, str, str, IncrementalMarkdown, int, str] | None = None   # render_slice's
+        self.font: QFont | None = None               # the views' font (formulas are drawn for it): use_font
+        self._font_key = ""
+        self.hits = 0
+        self.misses = 0
+
+    def use_font(self, font: QFont) -> None:
+        """Render for views in ``font`` from now on (formulas are images drawn for a font's size: renders made
+        for another font, before a zoom, are not used)."""
+        key = font.key()
+        if key != self._font_key:
+            self.font, self._font_key = QFont(font), key
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, message: Message, theme: str, max_ms: float | None = None) -> IncrementalMarkdown | None:
+        """The finished render of ``message`` in ``theme``, or None (never made, evicted, or its text changed;
+        or, with ``max_ms``, showing it would take longer than that: ``INSTALL_HTML_CHARS_PER_MS``)."""
+        key = (message.id, theme, self._font_key)
+        hit = self._entries.get(key)
+        if hit is not None:
+            text = message.text
+            if max_ms is not None and hit[2] > max_ms * INSTALL_HTML_CHARS_PER_MS:
+                self.misses += 1
+                return None
+            if hit[0] is text or hit[0] == text:
+                self._entries.move_to_end(key)
+                self.hits += 1
+                return hit[1]
+            del self._entries[key]          # the message was edited or shows another version
+        self.misses += 1
+        return None
+
+    def has(self, message: Message, theme: str) -> bool:
+        """Whether :meth:`get` would answer a render (counts neither a hit nor a miss)."""
+        hit = self._entries.get((message.id, theme, self._font_key))
+        return hit is not None and (hit[0] is message.text or hit[0] == message.text)
+
+    def render(self, message: Message, theme: str) -> IncrementalMarkdown:
+        """Render ``message``'s text in ``theme`` now (markdown → HTML; code colours arrive later from the
+        lexer pool) and keep it; returns the renderer."""
+        text = message.text
+        renderer = new_renderer(theme, self.font)
+        renderer.feed(text)
+        renderer.finish()
+        self.put(message, theme, text, renderer)
+        return renderer
+
+    def put(self, message: Message, theme: str, text: str, renderer: IncrementalMarkdown) -> None:
+        """Keep ``renderer``, the finished render of ``text`` (``message``'s text when it was made) in ``theme``."""
+        key = (message.id, theme, self._font_key)
+        self._entries[key] = (text, renderer, len(renderer.html))
+        self._entries.move_to_end(key)
+        while len(self._entries) > self._max:
+            self._entries.popitem(last=False)
+
+    def render_slice(self, message: Message, theme: str, chars: int) -> bool:
+        """Render about ``chars`` more characters of ``message`` (cut after a line end) into a renderer kept between
+        calls; True once it is finished and in the cache. A message whose text changed meanwhile starts again."""
+        text = message.text
+        b = self._building
+        if b is None or b[0] is not message or b[1] != theme or b[2] is not text or b[5] != self._font_key:
+            b = (message, theme, text, new_renderer(theme, self.font), 0, self._font_key)
+        renderer, pos = b[3], b[4]
+        end = len(text) if len(text) - pos <= chars * 3 // 2 else pos + chars
+        if end < len(text):
+            nl = text.find("\n", end, end + chars // 2)
+            end = nl + 1 if nl >= 0 else end
+        renderer.feed(text[pos:end])
+        if end >= len(text):
+            renderer.finish()
+            self.put(message, theme, text, renderer)
+            self._building = None
+            return True
+        renderer.render()
+        self._building = (message, theme, text, renderer, end, self._font_key)
+        return False
+
+    def get_or_render(self, message: Message, theme: str) -> IncrementalMarkdown:
+        hit = self.get(message, theme)
+        return hit if hit is not None else self.render(message, theme)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
+def new_renderer(theme: str, font: QFont | None = None) -> IncrementalMarkdown:
+    """A renderer as a ``MarkdownView`` makes one (code lexed in the shared lexer pool, formulas drawn in the math
+    pool for a view's font)."""
+    return reply_renderer(theme, font)
+
+
+class WidgetPool:
+    """Message widgets not showing anything, per role (at most ``per_role`` each); ``made`` counts widgets
+    created, ``reused`` widgets handed out again."""
+
+    def __init__(self, per_role: int = POOL_PER_ROLE) -> None:
+        self._per_role = per_role
+        self._free: dict[Role, list[MessageWidget]] = {}
+        self.made = 0
+        self.reused = 0
+
+    def take(self, message: Message, parent: QWidget, body: str, renderer: IncrementalMarkdown | None = None
+             ) -> MessageWidget:
+        """A widget showing ``message`` (``body``, ``renderer`` as in ``MessageWidget.bind``): a free one
+        re-bound, or a new one."""
+        from app.ui.messages.widget import MessageWidget
+
+        free = self._free.get(message.role)
+        if free:
+            w = free.pop()
+            w.bind(message, body=body, renderer=renderer)
+            self.reused += 1
+            return w
+        self.made += 1
+        return MessageWidget(message, parent, body=body, renderer=renderer)
+
+    def give_back(self, widget: MessageWidget) -> None:
+        """``widget`` shows nothing any more: keep it (its document emptied) or delete it when enough are kept."""
+        widget.hide()
+        widget.clearFocus()
+        free = self._free.setdefault(widget.role, [])
+        if len(free) >= self._per_role:
+            widget.deleteLater()
+            return
+        if widget.view is not None:
+            widget.view.reset(fresh=False)     # frees the document (and stops its highlight polling)
+        free.append(widget)
+
+    def clear(self) -> None:
+        for free in self._free.values():
+            for w in free:
+                w.deleteLater()
+        self._free.clear()

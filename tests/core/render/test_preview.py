@@ -1,0 +1,59 @@
+"""app.core.render.preview: a reply's markdown as plain text without markup (the message list's first look)."""
+
+from __future__ import annotations
+
+from app.core.render.preview import THINKING_LINE, plain_preview
+
+SAMPLE = """# Title
+
+Some **bold**, *em*, _under_, ~~gone~~, `code span`, a [link](https://example.org/a_(b)) and ![alt](x.png).
+并且*必须*重新抛出
+
+> quoted *line*
+> > nested
+
+- item one
+- [ ] open task
+- [x] done task
+1. first
+
+| a | b |
+|:--|--:|
+| one | two |
+
+---
+
+```python
+x = a * b * c  # **kept**, code is code
+```
+
+$$
+\\sigma(z)_i = e^{z_i}
+$$
+"""
+
+
+def test_markup_characters_are_gone_and_words_stay() -> None:
+    out = plain_preview(SAMPLE)
+    lines = out.split("\n")
+    assert lines[0] == "Title"
+    assert "Some bold, em, under, gone, code span, a link and alt." in out
+    assert "并且必须重新抛出" in out
+    assert "quoted line" in out and "nested" in out and ">" not in out.replace("->", "")
+    assert "• item one" in out and "☐ open task" in out and "☑ done task" in out and "1. first" in out
+    assert "a   b" in out and "one   two" in out and "|" not in out and "---" not in out and ":--" not in out
+    assert "```" not in out and "x = a * b * c  # **kept**, code is code" in out    # code is left alone
+    assert "\\sigma(z)_i = e^{z_i}" in out and "$$" not in out                   # and so is math
+    assert "#" not in out.replace("# **kept**", "")
+
+
+def test_a_reasoning_section_is_folded_like_the_full_render() -> None:
+    out = plain_preview("<think>\nweighing options *carefully*\n</think>\n\nThe **answer**.")
+    assert out.split("\n")[0] == THINKING_LINE
+    assert "weighing" not in out and out.endswith("The answer.")
+
+
+def test_odd_input_never_raises() -> None:
+    for text in ["", "*", "**", "`", "[", "](", "|", "```", "~~~\nopen fence", "<think>", "_a_b_", "$$"]:
+        assert isinstance(plain_preview(text), str)
+    assert plain_preview("") == ""

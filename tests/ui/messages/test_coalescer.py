@@ -1,0 +1,119 @@
+"""The render tick (``app.ui.messages.coalescer``) on a fake timer and a fake clock: what a tick paints, and how the
+interval adapts to the cost of painting. Deterministic: no real timer fires, no wall time is measured."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.core.conversation import Message, MessageStatus, Role
+from app.core.streaming.metrics import StreamMetrics
+from app.ui.messages.coalescer import MAX_INTERVAL_MS, MIN_INTERVAL_MS, Coalescer
+from tests.helpers.stubs import FakeClock, FakeTimer
+
+
+class View:
+    """Records what the tick hands it; each paint costs ``cost_s`` on the fake clock."""
+
+    def __init__(self, clock: FakeClock, cost_s: float = 0.0) -> None:
+        self.clock, self.cost_s = clock, cost_s
+        self.fed: list[str] = []
+        self.paints = 0
+
+    def feed(self, text: str) -> None:
+        self.fed.append(text)
+
+    def paint(self) -> bool:
+        self.paints += 1
+        self.clock.advance(self.cost_s)
+        return True
+
+
+@pytest.fixture
+def parts(qapp):  # type: ignore[no-untyped-def]
+    timer, clock = FakeTimer(), FakeClock()
+    return Coalescer(timer=timer, clock=clock), timer, clock
+
+
+def reply() -> Message:
+    return Message(Role.ASSISTANT, status=MessageStatus.GENERATING)
+
+
+def test_attach_starts_the_tick_and_the_last_detach_stops_it(parts) -> None:
+    co, timer, clock = parts
+    assert not timer.isActive()
+    a, b = reply(), reply()
+    co.attach(a, View(clock).feed, View(clock).paint)
+    co.attach(b, View(clock).feed, View(clock).paint)
+    assert timer.isActive() and timer.interval() == MIN_INTERVAL_MS and co.tracked(a)
+    co.detach(a)
+    assert timer.isActive()
+    co.detach(b)
+    assert not timer.isActive() and not co.tracked(b)
+
+
+def test_a_tick_paints_what_arrived_since_the_last_one_once(parts) -> None:
+    co, timer, clock = parts
+    r, view = reply(), View(clock)
+    seen: list[tuple[Message, int]] = []
+    co.painted.connect(lambda m, n: seen.append((m, n)))
+    metrics = StreamMetrics()                 # the reply's generation's metrics: each paint is stamped there
+    co.attach(r, view.feed, view.paint, metrics)
+    r.append("Hel")
+    r.append("lo")
+    r.append("")                      # a chunk without text still counts as painted
+    timer.fire()
+    assert view.fed == ["Hello"] and view.paints == 1
+    assert seen == [(r, 3)] and co.ticks == 1 and co.painted_chunks(r) == 3
+    timer.fire()                      # nothing new: no paint, no tick counted
+    assert view.paints == 1 and co.ticks == 1
+    r.append(" world")
+    timer.fire()
+    assert view.fed == ["Hello", " world"] and co.ticks == 2 and co.painted_chunks(r) == 4
+    assert len(metrics.painted) == 4
+
+
+def test_frozen_replies_are_not_painted_and_flush_paints_at_once(parts) -> None:
+    co, timer, clock = parts
+    a, b = reply(), reply()
+    va, vb = View(clock), View(clock)
+    co.attach(a, va.feed, va.paint)
+    co.attach(b, vb.feed, vb.paint)
+    a.append("kept")
+    assert co.flush(a) == 1 and va.fed == ["kept"]      # Stop paints what arrived before it ...
+    co.freeze(a)
+    a.append(" late")
+    b.append("other")
+    timer.fire()
+    assert va.fed == ["kept"] and co.flush(a) == 0      # ... and nothing after it
+    assert vb.fed == ["other"]
+
+
+def test_expensive_ticks_double_the_interval_up_to_the_cap_and_cheap_ones_halve_it(parts) -> None:
+    co, timer, clock = parts
+    r, view = reply(), View(clock, cost_s=0.040)           # 40 ms per paint: more than half of 16, 32 and 64
+    co.attach(r, view.feed, view.paint)
+    for i in range(5):
+        r.append(f"{i} ")
+        timer.fire()
+    assert timer.intervals == [MIN_INTERVAL_MS, 32, 64, MAX_INTERVAL_MS]   # capped at 100 ms (~10 Hz)
+    assert co.interval_ms == MAX_INTERVAL_MS and co.last_tick_ms == pytest.approx(40)
+    view.cost_s = 0.001                                    # cheap again: back to frame rate step by step
+    for i in range(5):
+        r.append(f"{i} ")
+        timer.fire()
+    assert timer.intervals[4:] == [50, 25, MIN_INTERVAL_MS]
+    assert timer.interval() == MIN_INTERVAL_MS
+
+
+def test_a_tick_of_middling_cost_keeps_the_interval(parts) -> None:
+    co, timer, clock = parts
+    r, view = reply(), View(clock, cost_s=0.005)            # between 1/8 and 1/2 of 16 ms
+    co.attach(r, view.feed, view.paint)
+    for i in range(4):
+        r.append(f"{i}")
+        timer.fire()
+    assert timer.intervals == [MIN_INTERVAL_MS] and co.ticks == 4
+
+
+def test_gui_tests_are_marked_gui_automatically(request: pytest.FixtureRequest) -> None:
+    assert request.node.get_closest_marker("gui") is not None    # tests/conftest.py: a test in tests/ui

@@ -1,0 +1,58 @@
+"""Message menu in the real window over the chat session (scripted engine, real history): copy, regenerate with
+versions ‹1/2›, switch version, edit and resend, delete; provenance in the reply's tooltip."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QInputDialog
+
+pytest.importorskip("app.core.chat.session")
+
+from app.core.chat import versions
+from app.core.history.store import Store
+from app.engine.scripted import ScriptedEngine
+from app.ui.window.main_window import MainWindow
+
+pytestmark = pytest.mark.timeout(60)
+
+
+async def until(cond) -> None:  # type: ignore[no-untyped-def]
+    while not cond():
+        await asyncio.sleep(0.005)
+
+
+def test_menu_operations_keep_the_stored_chat_consistent(qtbot, qloop, tmp_path: Path, monkeypatch) -> None:
+    store = Store(tmp_path / "h.sqlite3")
+    w = MainWindow(ScriptedEngine("Hi!", tokens_per_s=0), store=store)
+    qtbot.addWidget(w)
+    w.show()
+    run = qloop.run_until_complete
+    assert run(asyncio.wait_for(w.load_model(), 30))
+    acts = w.features.messages
+    try:
+        reply = w.send("hello")
+        run(asyncio.wait_for(until(lambda: reply.status.final), 30))
+        acts.copy(reply)
+        assert QGuiApplication.clipboard().text() == "Hi!"
+        assert acts.regenerate(reply) is reply
+        run(asyncio.wait_for(until(lambda: reply.status.final and not w.session.generating), 30))
+        widget = w.chat.widget_for(reply)
+        acts.decorate(widget)
+        assert versions.label(reply) == "2/2" and "‹ 2/2 ›" in widget.status.text()
+        assert "seed" in widget.figures.toolTip() or "seed" in widget.who.toolTip()
+        assert acts.show_version(reply, 0) and versions.label(reply) == "1/2"
+        user = w.conversation.messages[0]
+        monkeypatch.setattr(QInputDialog, "getMultiLineText", lambda *a, **k: ("hello again", True))
+        new = acts.edit(user)
+        assert new is not None
+        run(asyncio.wait_for(until(lambda: new.status.final and not w.session.generating), 30))
+        assert [m.text for m in w.conversation.messages] == ["hello again", "Hi!"]
+        assert acts.delete(new)
+        conv_id = w.conversation.id
+    finally:
+        run(w.shutdown())
+    assert [m.text for m in Store(tmp_path / "h.sqlite3").load_conversation(conv_id).messages] == ["hello again"]

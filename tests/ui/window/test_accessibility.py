@@ -1,0 +1,53 @@
+"""Accessibility: every control a person can reach has a name a screen reader can say, and a reply's status
+changes are announced (its status label's accessible name follows the status)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QAbstractItemView,
+    QAbstractSpinBox,
+    QComboBox,
+    QLineEdit,
+    QPlainTextEdit,
+    QWidget,
+)
+
+from app.core.history.store import Store
+from app.engine.scripted import ScriptedEngine
+from app.ui.window.main_window import MainWindow
+
+pytestmark = pytest.mark.timeout(60)
+CONTROLS = (QAbstractButton, QLineEdit, QPlainTextEdit, QAbstractItemView, QComboBox, QAbstractSpinBox)
+
+
+def test_every_control_has_a_name_and_status_changes_are_announced(qtbot, qloop, tmp_path) -> None:
+    w = MainWindow(ScriptedEngine("Hello.", tokens_per_s=0), store=Store(tmp_path / "h.sqlite3"))
+    qtbot.addWidget(w)
+    w.show()
+    run = qloop.run_until_complete
+    assert run(asyncio.wait_for(w.load_model(), 30))
+    try:
+        reply = w.send("hi")
+        run(asyncio.wait_for(_until(lambda: reply.status.final and not w.generating), 30))
+        reply.stop_reason = "user"
+        from app.core.conversation import MessageStatus
+
+        reply.status = MessageStatus.STOPPED
+        widget = w.chat.widget_for(reply)
+        widget.update_status()
+        assert widget.status.accessibleName() == "stopped"
+        nameless = [(type(c).__name__, c.objectName()) for c in w.findChildren(QWidget)
+                    if isinstance(c, CONTROLS) and c.isVisibleTo(w) and c.focusPolicy()
+                    and not (c.accessibleName() or (isinstance(c, QAbstractButton) and c.text().strip()))]
+        assert nameless == []
+    finally:
+        run(w.shutdown())
+
+
+async def _until(cond) -> None:  # type: ignore[no-untyped-def]
+    while not cond():
+        await asyncio.sleep(0.005)

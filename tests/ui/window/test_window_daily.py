@@ -1,0 +1,76 @@
+"""The window over the session: welcome state, messages typed while a reply streams are queued (not lost),
+search opens the chat at the hit (scripted engine, real history file)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+
+from app.core.conversation import Role
+from app.core.history.store import Store
+from app.engine.scripted import ScriptedEngine
+from app.ui.window.main_window import MainWindow
+
+pytestmark = pytest.mark.timeout(60)
+
+
+async def until(cond) -> None:  # type: ignore[no-untyped-def]
+    while not cond():
+        await asyncio.sleep(0.005)
+
+
+@pytest.fixture
+def window(qtbot, qloop, tmp_path: Path):  # type: ignore[no-untyped-def]
+    w = MainWindow(ScriptedEngine(tokens_per_s=200, repeat=3), store=Store(tmp_path / "h.sqlite3"))
+    qtbot.addWidget(w)
+    w.show()
+    assert qloop.run_until_complete(asyncio.wait_for(w.load_model(), 30))
+    yield w
+    qloop.run_until_complete(w.shutdown())
+
+
+def test_welcome_then_queue_while_streaming(window, qtbot, qloop) -> None:
+    w = window
+    f = w.features
+    assert f.welcome.isVisibleTo(w) and not w.chat.isVisibleTo(w)
+    f.welcome.examples[0].click()                         # an example prompt is sent
+    assert not f.welcome.isVisibleTo(w) and w.chat.isVisibleTo(w) and w.generating
+    qtbot.keyClicks(w.input, "and a follow-up")
+    qtbot.keyClick(w.input, Qt.Key.Key_Return)            # typed while the reply streams: queued, not lost
+    assert w.input.toPlainText() == "" and [t for _c, t in f.queue.pending] == ["and a follow-up"]
+    assert "waiting" in w.statusBar().currentMessage()
+    qloop.run_until_complete(asyncio.wait_for(until(
+        lambda: not f.queue.pending and not w.generating and len(w.conversation.messages) == 4), 30))
+    users = [m.text for m in w.conversation.messages if m.role is Role.USER]
+    assert users == [f.welcome.examples[0].text(), "and a follow-up"]
+    w.new_chat()
+    assert f.welcome.isVisibleTo(w)
+
+
+def test_search_hit_opens_the_chat_at_that_message(window, qloop) -> None:
+    w = window
+    r = w.send("first question")
+    qloop.run_until_complete(asyncio.wait_for(until(lambda: r.status.final and not w.generating), 30))
+    target = w.send("the zygomorphic one")
+    qloop.run_until_complete(asyncio.wait_for(until(lambda: target.status.final and not w.generating), 30))
+    conv_id = w.conversation.id
+    w.new_chat()
+    f = w.features
+    f.search.query.setText("zygomorphic")
+    [hit] = f.search.run_query()
+    f.open_hit(hit.conversation_id, hit.message_id)
+    assert w.conversation.id == conv_id and f.found_widget.message.text == "the zygomorphic one"
+
+
+def test_unload_frees_the_model_and_the_next_message_loads_it_again(window, qloop) -> None:
+    w = window
+    task = w.features.unload_now()
+    qloop.run_until_complete(asyncio.wait_for(task, 30))
+    assert not w.engine.loaded and w.session.model_state == "unloaded"
+    reply = w.send("are you there?")
+    assert reply is not None
+    qloop.run_until_complete(asyncio.wait_for(until(lambda: reply.status.final), 30))
+    assert w.engine.loaded and reply.text

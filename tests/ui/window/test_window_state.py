@@ -1,0 +1,79 @@
+"""Deleting a chat (context menu, Chat menu, the Delete key after a click) with Undo; a restart opens the last
+chat with the window's size and sidebar width; the sidebar can be hidden."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from PySide6.QtCore import Qt
+
+from app.core.history.store import Store
+from app.core.settings import AppSettings
+from app.engine.scripted import ScriptedEngine
+from app.ui.window.main_window import MainWindow
+
+pytestmark = pytest.mark.timeout(120)
+
+
+async def until(cond) -> None:  # type: ignore[no-untyped-def]
+    while not cond():
+        await asyncio.sleep(0.01)
+
+
+def window_with_chats(qtbot, qloop, store: Store, n: int = 2) -> MainWindow:  # type: ignore[no-untyped-def]
+    w = MainWindow(ScriptedEngine(["Hi", "!"], tokens_per_s=0), AppSettings.load(), store)
+    qtbot.addWidget(w)
+    w.show()
+    assert qloop.run_until_complete(asyncio.wait_for(w.load_model(), 30))
+    for i in range(n):
+        w.new_chat()
+        reply = w.send(f"chat {i}")
+        assert reply is not None
+        qloop.run_until_complete(asyncio.wait_for(until(lambda r=reply: r.status.final), 30))
+    return w
+
+
+def test_delete_from_the_list_then_undo(qtbot, qloop, tmp_path) -> None:
+    store = Store(tmp_path / "h.sqlite3")
+    w = window_with_chats(qtbot, qloop, store)
+    try:
+        assert [w.history.item(i).text() for i in range(w.history.count())] == ["chat 1", "chat 0"]
+        item = w.history.item(1)
+        rect = w.history.visualItemRect(item)
+        qtbot.mouseClick(w.history.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+        assert w.conversation.title == "chat 0" and w.history.hasFocus()      # focus stays in the list
+        qtbot.keyClick(w.history, Qt.Key.Key_Delete)
+        assert [c.title for c in store.list_conversations()] == ["chat 1"]
+        assert w.conversation.messages == [] and w.state.undo_action.isEnabled()
+        w.state.undo_action.trigger()
+        restored = store.list_conversations()
+        assert sorted(c.title for c in restored) == ["chat 0", "chat 1"]
+        back = next(c for c in restored if c.title == "chat 0")
+        assert [m.text for m in store.load_conversation(back.id).messages] == ["chat 0", "Hi!"]
+        assert w.conversation.title == "chat 0"
+        assert w.state.delete_action in w.chat_menu.actions()                # also a menu item
+    finally:
+        qloop.run_until_complete(w.shutdown())
+
+
+def test_a_restart_opens_the_last_chat_with_the_same_window(qtbot, qloop, tmp_path) -> None:
+    store = Store(tmp_path / "h.sqlite3")
+    w = window_with_chats(qtbot, qloop, store)
+    first = store.list_conversations()[-1]
+    w.open_conversation(first.id)
+    w.resize(760, 560)                      # fits the offscreen screen (800 × 600)
+    w.splitter.setSizes([260, 500])
+    qloop.run_until_complete(w.shutdown())
+    w.close()
+    again = MainWindow(ScriptedEngine(), AppSettings.load(), store)
+    qtbot.addWidget(again)
+    again.show()
+    try:
+        assert again.conversation.id == first.id and again.conversation.messages[0].text == "chat 0"
+        assert (again.width(), again.height()) == (760, 560)
+        assert abs(again.splitter.sizes()[0] - 260) <= 2
+        again.state.sidebar_action.setChecked(False)                          # Ctrl+B hides the sidebar
+        assert not again.sidebar.isVisible()
+    finally:
+        qloop.run_until_complete(again.shutdown())
