@@ -6,12 +6,17 @@ allocated). llama-cpp-python's ``Llama(...)`` (0.3.x) builds those params itself
 ``llama_model_default_params()`` and takes no callback argument, so ``loading_with_progress`` wraps that one
 function (once, for the process) to put the current thread's callback into the params it returns: a load in
 another thread never sees it.
+
+The same wrapper turns off llama.cpp's *extra buffer types* (``use_extra_bufts``: the CPU weight-repacking and
+AMX buffers) unless ``BROOK_EXTRA_BUFTS=1``: on CPUs that advertise AMX but fault in it, llama.cpp's AMX kernels
+kill the process (SIGSEGV/SIGILL) at the first longer prompt, and ``Llama`` does not expose the field.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -26,7 +31,13 @@ _install_lock = threading.Lock()
 _installed = False
 
 
-def _install() -> bool:
+def extra_buffer_types() -> bool:
+    """Whether llama.cpp may use its extra CPU buffer types (repacked weights, AMX): only with
+    ``BROOK_EXTRA_BUFTS=1`` (see the module docstring)."""
+    return os.environ.get("BROOK_EXTRA_BUFTS", "").strip() == "1"
+
+
+def install_model_params() -> bool:
     """Wrap ``llama_cpp.llama_cpp.llama_model_default_params`` once. False when this llama-cpp-python has no
     such function or no ``progress_callback`` field (progress then stays a busy indicator)."""
     global _installed
@@ -37,7 +48,8 @@ def _install() -> bool:
             import llama_cpp.llama_cpp as lib
 
             original = lib.llama_model_default_params
-            if "progress_callback" not in {field[0] for field in lib.llama_model_params._fields_}:
+            fields = {field[0] for field in lib.llama_model_params._fields_}
+            if "progress_callback" not in fields:
                 return False
         except (ImportError, AttributeError, OSError):
             return False
@@ -47,6 +59,8 @@ def _install() -> bool:
             callback = getattr(_local, "callback", None)
             if callback is not None:
                 params.progress_callback = callback
+            if "use_extra_bufts" in fields and not extra_buffer_types():
+                params.use_extra_bufts = False
             return params
 
         lib.llama_model_default_params = default_params
@@ -69,7 +83,7 @@ def loading_with_progress(progress: ProgressCallback | None) -> Iterator[LoadWat
     ``progress(fraction)``; ``progress`` raising ``LoadCancelled`` makes the callback return false, which
     aborts the load (``Llama`` then raises ``ValueError``; the caller checks ``watch.cancelled``)."""
     watch = LoadWatch()
-    if progress is None or not _install():
+    if not install_model_params() or progress is None:
         yield watch
         return
     import llama_cpp.llama_cpp as lib

@@ -30,6 +30,8 @@ pytest.importorskip("llama_cpp.server.app", reason="llama-cpp-python[server] is 
 _WRAPPER = """
 import os, sys, time, runpy
 import llama_cpp
+from app.engine.load_progress import install_model_params
+install_model_params()    # Brook's model params (no extra buffer types: AMX faults on some CPUs)
 _log = open(os.environ["BROOK_EVAL_LOG"], "a", buffering=1)
 _eval = llama_cpp.Llama.eval
 def eval(self, tokens):
