@@ -251,8 +251,7 @@ def export_or_import(args: argparse.Namespace) -> int:
         if store.problem:
             print(f"brook: {store.problem}", file=sys.stderr)
         if args.import_file is not None:
-            ids = import_file(store, args.import_file)
-            print(f"imported {len(ids)} chat(s) from {args.import_file}")
+            print(import_file(store, args.import_file).summary(args.import_file))
         if args.export is not None:
             paths = write_exports(store, args.export)
             print(f"exported {len(store.list_conversations())} chat(s) to " + ", ".join(map(str, paths)))

@@ -21,23 +21,43 @@ provenance (``app.core.streaming.provenance.describe``).
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from app.core.conversation import Conversation, MessageStatus, Role
-from app.core.errors import BrookError
+from app.core.conversation import Conversation, Role
 from app.core.history import timelines as timeline_store
+from app.core.history.schema import ChatImportError, check_export, clean_time
 from app.core.streaming.provenance import describe
+from app.core.text import valid_json
 
+__all__ = ["ChatImportError", "ImportResult", "export_json", "import_file", "import_json", "write_exports"]
+
+log = logging.getLogger("brook.export")
 FORMAT = "brook-chats"
 VERSION = 1
+#: Largest export file ``import_file`` reads (bytes): a file past it is refused before it is read.
+MAX_IMPORT_BYTES = 1 << 30
 
 
-class ChatImportError(BrookError):
-    """The file is not a Brook chat export, or part of it is malformed (nothing was imported)."""
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    """What an import did: ``ids`` of the chats added (in the document's order) and ``skipped``, the titles of
+    chats left out because the history already holds the same chat (same title, start time and messages)."""
+
+    ids: list[int] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+    def summary(self, source: object) -> str:
+        """One line for a person: ``imported 2 chat(s) from FILE; 1 already in the history was skipped``."""
+        text = f"imported {len(self.ids)} chat(s) from {source}"
+        if self.skipped:
+            text += f"; {len(self.skipped)} already in the history skipped"
+        return text
 
 
 def conversation_to_dict(store: Any, conv_id: int) -> dict[str, Any]:
@@ -47,7 +67,7 @@ def conversation_to_dict(store: Any, conv_id: int) -> dict[str, Any]:
     timelines = timeline_store.load_chat(store.db, conv_id)
     return {
         "title": conv.title, "system_prompt": conv.system_prompt, "preset": conv.preset, "params": conv.params,
-        "created": row[0], "updated": row[1],
+        "created": clean_time(row[0]), "updated": clean_time(row[1]),
         "messages": [{"role": m.role.value, "content": m.text, "status": m.status.value, "created": m.created,
                       "model": m.model, "params": m.params, "stop_reason": m.stop_reason, "error": m.error,
                       "metrics": m.metrics, "provenance": m.provenance,
@@ -104,7 +124,10 @@ def chat_markdown(chat: dict[str, Any]) -> str:
 
 
 def _when(t: float) -> str:
-    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    try:
+        return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    except (OverflowError, OSError, ValueError, TypeError):
+        return "an unknown time"
 
 
 def _quote(text: str) -> str:
@@ -124,20 +147,26 @@ def write_exports(store: Any, folder: Path, conv_ids: Iterable[int] | None = Non
     return paths
 
 
-def import_json(store: Any, doc: Any) -> list[int]:
-    """Add the chats of an export document (parsed JSON) to ``store`` as new chats, all or nothing; returns
-    their new ids in the document's order. Raises ``ChatImportError`` naming the first bad field."""
+def import_json(store: Any, doc: Any) -> ImportResult:
+    """Add the chats of an export document (parsed JSON) to ``store`` as new chats, all or nothing. The whole
+    document is checked first (``app.core.history.schema``: every field's type and range), so nothing is
+    written unless all of it can be read back; lone surrogates in text become U+FFFD (``valid_json``). A chat
+    the history already holds (same title, start time and messages: the same file imported twice) is skipped.
+    Raises ``ChatImportError`` naming the chat, the message and the field of the first problem."""
     chats = _validated(doc)
     db = store.db
-    ids: list[int] = []
+    result = ImportResult()
     db.execute("BEGIN")
     try:
         for c in chats:
+            if _already_there(db, c):
+                result.skipped.append(c["title"])
+                continue
             cur = db.execute("INSERT INTO conversations(title, system_prompt, created, updated, preset, params) "
                              "VALUES (?,?,?,?,?,?)", (c["title"], c.get("system_prompt"), c["created"], c["updated"],
                                                       c.get("preset"), _dumps(c.get("params"))))
             cid = int(cur.lastrowid or 0)
-            ids.append(cid)
+            result.ids.append(cid)
             for m in c["messages"]:
                 cur = db.execute(
                     "INSERT INTO messages(conversation_id, role, content, status, created, model, params, stop_reason, "
@@ -151,16 +180,41 @@ def import_json(store: Any, doc: Any) -> list[int]:
     except BaseException:
         db.execute("ROLLBACK")
         raise
-    return ids
+    if result.skipped:
+        log.info("import: %d chat(s) already in the history skipped", len(result.skipped))
+    return result
 
 
-def import_file(store: Any, path: Path) -> list[int]:
-    """``import_json`` of a file. Raises ``ChatImportError`` (also for unreadable or non-JSON files)."""
+def _already_there(db: Any, chat: dict[str, Any]) -> bool:
+    """Whether the history holds a chat with ``chat``'s title, start time and messages (role, text, time)."""
+    want = [(m["role"], m["content"], float(m["created"])) for m in chat["messages"]]
+    for (cid,) in db.execute("SELECT id FROM conversations WHERE title = ? AND created = ?",
+                             (chat["title"], chat["created"])).fetchall():
+        have = [(r, t, clean_time(c)) for r, t, c in
+                db.execute("SELECT role, content, created FROM messages WHERE conversation_id = ? ORDER BY id", (cid,))]
+        if have == want:
+            return True
+    return False
+
+
+def import_file(store: Any, path: Path) -> ImportResult:
+    """``import_json`` of a file. Raises ``ChatImportError`` (also for unreadable, non-JSON, too deeply nested or
+    larger than ``MAX_IMPORT_BYTES`` files)."""
     try:
-        doc = json.loads(path.read_text("utf-8"))
+        if not path.is_file():
+            raise ChatImportError(f"{path} is not a regular file.")
+        size = path.stat().st_size
+        if size > MAX_IMPORT_BYTES:
+            raise ChatImportError(f"{path.name} is {size / 2**20:,.0f} MiB, larger than an export Brook reads "
+                                  f"({MAX_IMPORT_BYTES >> 20:,} MiB).")
+        with path.open("rb") as fh:
+            raw = fh.read(MAX_IMPORT_BYTES + 1)
+        doc = json.loads(raw.decode("utf-8"))
     except OSError as exc:
         raise ChatImportError(f"Cannot read {path}: {exc.strerror or exc}") from None
-    except ValueError as exc:
+    except RecursionError:
+        raise ChatImportError(f"{path.name} is nested too deeply to be a Brook chat export.") from None
+    except ValueError as exc:       # UnicodeDecodeError too
         raise ChatImportError(f"{path.name} is not JSON: {exc}") from None
     return import_json(store, doc)
 
@@ -172,41 +226,9 @@ def _dumps(v: Any) -> str | None:
 def _validated(doc: Any) -> list[dict[str, Any]]:
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ChatImportError("This file is not a Brook chat export (no \"format\": \"brook-chats\").")
-    if not isinstance(doc.get("version"), int) or doc["version"] > VERSION:
-        raise ChatImportError(f"This export is of a newer version ({doc.get('version')!r}) than this Brook reads "
+    version = doc.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version > VERSION:
+        raise ChatImportError(f"This export is of a newer version ({version!r}) than this Brook reads "
                               f"({VERSION}); update Brook.")
-    chats = doc.get("conversations")
-    if not isinstance(chats, list):
-        raise ChatImportError("\"conversations\" is missing or not a list.")
-    roles = {r.value for r in Role}
-    statuses = {s.value for s in MessageStatus}
-    for i, c in enumerate(chats):
-        where = f"conversation {i + 1}"
-        _need(c, dict, where)
-        _need(c.get("title"), str, f"{where}: title")
-        for k in ("created", "updated"):
-            _need(c.get(k), (int, float), f"{where}: {k}")
-        _need(c.get("messages"), list, f"{where}: messages")
-        for j, m in enumerate(c["messages"]):
-            mw = f"{where}, message {j + 1}"
-            _need(m, dict, mw)
-            _need(m.get("content"), str, f"{mw}: content")
-            _need(m.get("created"), (int, float), f"{mw}: created")
-            if m.get("role") not in roles:
-                raise ChatImportError(f"{mw}: role must be one of {sorted(roles)}, not {m.get('role')!r}.")
-            if m.get("status") not in statuses:
-                raise ChatImportError(f"{mw}: status must be one of {sorted(statuses)}, not {m.get('status')!r}.")
-            for k in ("params", "metrics", "provenance", "versions"):
-                if m.get(k) is not None:
-                    _need(m[k], dict, f"{mw}: {k}")
-            if m.get("timeline") is not None:
-                try:
-                    timeline_store.validated(m["timeline"])
-                except ValueError as exc:
-                    raise ChatImportError(f"{mw}: {exc}.") from None
-    return chats
-
-
-def _need(value: Any, kind: type | tuple[type, ...], where: str) -> None:
-    if not isinstance(value, kind) or isinstance(value, bool):
-        raise ChatImportError(f"{where} is missing or of the wrong type ({type(value).__name__}).")
+    checked = check_export(doc)
+    return [valid_json(c.model_dump(exclude_unset=True)) for c in checked.conversations]

@@ -251,9 +251,37 @@ def recovery_notice(r: Recovered, why: str, backups: Path) -> str:
         text += " Some parts could not be read."
     if r.orphans:
         text += f" {r.orphans} message(s) whose chat was lost are in \"Recovered messages\"."
-    if backups.is_dir() and any(backups.glob("history-*.sqlite3")):
-        text += f" Daily backups of earlier days are in {backups}."
+    offer = backup_offer(backups, r.aside.with_name(r.aside.name.split(".damaged-")[0]))
+    if offer:
+        text += " " + offer
     return text
+
+
+def latest_backup(folder: Path) -> tuple[Path, int] | None:
+    """The newest daily backup in ``folder`` that SQLite can read, with its number of chats; None when there is
+    none (a backup that cannot be read is passed over)."""
+    for path in sorted(folder.glob("history-*.sqlite3"), reverse=True) if folder.is_dir() else []:
+        try:
+            db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+            try:
+                chats = int(db.execute("SELECT COUNT(*) FROM conversations").fetchone()[0])
+            finally:
+                db.close()
+        except sqlite3.Error:
+            continue
+        return path, chats
+    return None
+
+
+def backup_offer(folder: Path, history: Path) -> str:
+    """A sentence offering the newest readable daily backup (its day, chats and how to go back to it), or ""."""
+    found = latest_backup(folder)
+    if found is None:
+        return ""
+    path, chats = found
+    day = path.stem.removeprefix("history-")
+    return (f"A backup of {day} with {chats} chat(s) exists: {path}. To go back to it, quit Brook and copy it "
+            f"over {history}.")
 
 
 def describe(exc: sqlite3.Error, path: Any) -> str:

@@ -20,12 +20,21 @@ from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.core.history import timelines as timeline_store
 from app.core.history.columns import ensure_columns, load_versions, versions_json
 from app.core.history.recovery import (
+    backup_offer,
     damage,
     guard_store,
     looks_like_sqlite,
     recover,
     recovery_notice,
     start_daily_backup,
+)
+from app.core.history.schema import (
+    clean_metrics,
+    clean_params,
+    clean_provenance,
+    clean_text,
+    clean_time,
+    clean_versions,
 )
 from app.core.history.search import SearchHit, TitleHit, ensure_search_index, has_search_index
 from app.core.history.search import search as search_messages
@@ -196,6 +205,9 @@ class Store:
             return store
         store.problem = (f"The chat history file was damaged and has been set aside as {aside.name}; "
                          "a new history was started.")
+        offer = backup_offer(path.parent / "backups", path)
+        if offer:
+            store.problem += " " + offer
         return store
 
     def recover_now(self, why: str) -> str:
@@ -268,7 +280,7 @@ class Store:
             "SELECT c.id, c.title, c.updated, COUNT(m.id) AS n FROM conversations c "
             "LEFT JOIN messages m ON m.conversation_id = c.id GROUP BY c.id ORDER BY c.updated DESC, c.id DESC"
         ).fetchall()
-        return [ConversationInfo(r["id"], r["title"], r["updated"], r["n"]) for r in rows]
+        return [ConversationInfo(r["id"], clean_text(r["title"]) or "", clean_time(r["updated"]), r["n"]) for r in rows]
 
     def load_conversation(self, conv_id: int) -> Conversation:
         """Load a conversation; raises ``KeyError`` when there is none with that id. A reply that was still
@@ -276,18 +288,11 @@ class Store:
         row = self.db.execute("SELECT * FROM conversations WHERE id = ?", (conv_id,)).fetchone()
         if row is None:
             raise KeyError(conv_id)
-        conv = Conversation(title=row["title"], system_prompt=row["system_prompt"], id=row["id"],
-                            preset=row["preset"], params=_loads(row["params"]))
+        conv = Conversation(title=clean_text(row["title"]) or "", system_prompt=clean_text(row["system_prompt"]),
+                            id=row["id"], preset=clean_text(row["preset"]),
+                            params=clean_params(_loads(row["params"]), f"chat {conv_id}: params"))
         for r in self.db.execute("SELECT * FROM messages WHERE conversation_id = ? ORDER BY id", (conv_id,)):
-            status = MessageStatus(r["status"])
-            if not status.final:
-                status = MessageStatus.STOPPED
-            m = Message(Role(r["role"]), r["content"], status=status, model=r["model"],
-                        params=_loads(r["params"]), stop_reason=r["stop_reason"], error=r["error"],
-                        metrics=_loads(r["metrics"]), provenance=_loads(r["provenance"]), created=r["created"])
-            m.db_id = r["id"]
-            load_versions(m, r["versions"])
-            conv.messages.append(m)
+            conv.messages.append(message_from_row(r))
         return conv
 
     # messages ------------------------------------------------------------------------------------------
@@ -326,14 +331,55 @@ class Store:
 guard_store(Store)      # every public method: SQLite errors become HistoryError; damage is repaired, then retried
 
 
+def message_from_row(r: sqlite3.Row) -> Message:
+    """A ``messages`` row as a ``Message``; never raises for what the row holds. Fields of the wrong type or
+    range are left out (``app.core.history.schema``, logged); a row whose role, status or text cannot be read is
+    shown as a damaged message: status ``error`` with a sentence saying what is wrong, its text kept where it
+    has one. A reply that was still streaming when the app died comes back as ``stopped``."""
+    what = f"message {r['id']}"
+    damaged: list[str] = []
+    try:
+        role = Role(r["role"])
+    except ValueError:
+        role = Role.ASSISTANT
+        damaged.append(f"its role {clean_text(r['role'])!r} is unknown")
+    try:
+        status = MessageStatus(r["status"])
+    except ValueError:
+        status = MessageStatus.ERROR
+        damaged.append(f"its status {clean_text(r['status'])!r} is unknown")
+    content = r["content"]
+    if not isinstance(content, str):
+        damaged.append("its text is not text")
+        content = clean_text(content) or ""
+    if not status.final:
+        status = MessageStatus.STOPPED
+    error = clean_text(r["error"])
+    if damaged:
+        log.warning("history: %s is damaged: %s", what, "; ".join(damaged))
+        status = MessageStatus.ERROR
+        error = "This message is damaged in the history file: " + "; ".join(damaged) + "."
+    m = Message(role, content, status=status, model=clean_text(r["model"]),
+                params=clean_params(_loads(r["params"]), f"{what}: params"),
+                stop_reason=clean_text(r["stop_reason"]), error=error,
+                metrics=clean_metrics(_loads(r["metrics"]), f"{what}: metrics"),
+                provenance=clean_provenance(_loads(r["provenance"]), f"{what}: provenance"),
+                created=clean_time(r["created"]))
+    m.db_id = r["id"]
+    load_versions(m, r["versions"] if isinstance(r["versions"], str) else None)
+    m.versions = clean_versions(m.versions, f"{what}: versions")
+    m.version_index = min(m.version_index, len(m.versions or []))
+    return m
+
+
 def _dumps(v: Any) -> str | None:
     return None if v is None else json.dumps(v)
 
 
-def _loads(v: str | None) -> Any:
-    if v is None:
+def _loads(v: Any) -> Any:
+    if not isinstance(v, (str, bytes)):
         return None
     try:
         return json.loads(v)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None

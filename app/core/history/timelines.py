@@ -119,6 +119,12 @@ def _ints(d: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def normalised(d: dict[str, Any]) -> dict[str, Any]:
+    """A validated plain timeline with only the fields this module knows, at the stored resolution (what
+    ``decode(encode(d))`` gives)."""
+    return _plain(_ints(d))
+
+
 def _diff(b: list[int], a: list[int] | None) -> list[int]:
     out, prev = [], 0
     for i, x in enumerate(b):

@@ -318,13 +318,16 @@ class DailyFeatures(QObject):
         if not path:
             return []
         try:
-            ids = import_file(store, Path(path))
+            result = import_file(store, Path(path))
         except BrookError as exc:
             QMessageBox.warning(self.w, self.tr("Import"), str(exc))
             return []
         self._history_changed()
-        self.w.statusBar().showMessage(self.tr("Imported %n chat(s)", "", len(ids)), 8000)
-        return ids
+        text = self.tr("Imported %n chat(s)", "", len(result.ids))
+        if result.skipped:
+            text += "; " + self.tr("%n already in the history skipped", "", len(result.skipped))
+        self.w.statusBar().showMessage(text, 8000)
+        return result.ids
 
     # -- the chat ----------------------------------------------------------------------------------------
     def chat_settings(self) -> Any:

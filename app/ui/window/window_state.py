@@ -4,6 +4,7 @@ show or hide the sidebar (Ctrl+B)."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QCoreApplication, QPoint, Qt, QTimer
@@ -13,6 +14,8 @@ from PySide6.QtWidgets import QMenu
 #: How long Undo stays offered after a chat was deleted (ms).
 UNDO_MS = 15000
 
+
+log = logging.getLogger("brook.window")
 
 class WindowState:
     """Installs itself on ``window`` (a ``MainWindow``): actions in the Chat and View menus, the chat list's
@@ -100,7 +103,11 @@ class WindowState:
         else:
             self.w.splitter.setSizes([s.sidebar_width, max(200, self.w.width() - s.sidebar_width)])
         if s.last_conversation_id is not None:
-            self.w.session.open_conversation(int(s.last_conversation_id))
+            try:
+                self.w.session.open_conversation(int(s.last_conversation_id))
+            except Exception:       # restoring the last chat must never stop the window from opening
+                log.exception("could not open the last chat %s at start", s.last_conversation_id)
+                s.last_conversation_id = None
 
     def remember(self) -> None:
         """Keep the window's state in the settings (written with them)."""

@@ -45,7 +45,7 @@ def test_export_import_round_trip_is_lossless_field_by_field(tmp_path: Path) -> 
     doc = export_json(src)
     text = json.dumps(doc, ensure_ascii=False)
     dst = Store(tmp_path / "b.sqlite3")
-    ids = import_json(dst, json.loads(text))
+    ids = import_json(dst, json.loads(text)).ids
     dst.close()
     again = export_json(Store(tmp_path / "b.sqlite3"), ids)      # after a restart
     assert len(doc["conversations"]) == 2
@@ -83,12 +83,13 @@ def test_markdown_has_messages_and_provenance(tmp_path: Path) -> None:
     ({"format": "brook-chats", "version": 1, "conversations": [
         {"title": "ok", "created": 1, "updated": 1, "messages": []},
         {"title": "bad", "created": 1, "updated": 1,
-         "messages": [{"role": "wizard", "content": "x", "status": "done", "created": 1}]}]}, "message 1: role"),
+         "messages": [{"role": "wizard", "content": "x", "status": "done", "created": 1}]}]},
+     r'chat 2 \("bad"\), message 1, field role: must be one of'),
     ({"format": "brook-chats", "version": 1, "conversations": [
         {"title": "t", "created": 1, "updated": 1,
          "messages": [{"role": "assistant", "content": "x", "status": "done", "created": 1,
                        "timeline": {"version": 1, "chunks": {"produced_ms": ["soon"]}, "ticks": {}}}]}]},
-     "message 1: timeline: chunks.produced_ms"),
+     "message 1, field timeline: timeline: chunks.produced_ms"),
 ])
 def test_bad_import_is_refused_with_a_reason_and_imports_nothing(tmp_path: Path, doc: dict, words: str) -> None:
     store = Store(tmp_path / "a.sqlite3")

@@ -182,3 +182,20 @@ def test_a_locked_history_shows_the_old_chats_and_refuses_writes_with_a_sentence
     finally:
         locker.execute("ROLLBACK")
         locker.close()
+
+
+@pytest.mark.parametrize("keep", [0.5, 0.25, 0.9, 2 * PAGE])
+def test_a_history_cut_short_offers_the_newest_backup(tmp_path: Path, keep: float) -> None:
+    path = tmp_path / "history.sqlite3"
+    make_history(path, chats=30)
+    backups = tmp_path / "backups"
+    backup_daily(path, backups, today=date(2026, 11, 29))
+    backup_daily(path, backups, today=date(2026, 11, 30))
+    (backups / "history-2026-12-01.sqlite3").write_bytes(b"not a backup")      # unreadable: passed over
+    data = path.read_bytes()
+    path.write_bytes(data[: int(len(data) * keep) if keep < 1 else int(keep)])
+    store = Store.open_or_recover(path)
+    assert store.problem is not None
+    assert (f"A backup of 2026-11-30 with 30 chat(s) exists: {backups / 'history-2026-11-30.sqlite3'}. "
+            f"To go back to it, quit Brook and copy it over {path}.") in store.problem
+    store.close()
