@@ -10,8 +10,10 @@ delimiters, fonts (``\\mathrm``, ``\\mathbf``, ``\\mathit``, ``\\mathcal``, ``\\
 ``\\sin``-style function names. **Not** supported: environments (``\\begin{align}``, ``matrix``, ``cases``,
 ``array``), line breaks ``\\\\``, ``\\displaystyle``-only tricks, ``\\label``/``\\tag``, macros
 (``\\newcommand``), colours, ``\\boxed``. Anything mathtext refuses (a ``ValueError`` from its parser) is shown
-as its TeX source, never as an error — as is a formula whose layout runs past the deadline. mathtext has no
-display style: in ``$$…$$`` a ``\\frac`` is drawn as ``\\dfrac`` and the whole formula :data:`DISPLAY_SCALE` larger.
+as its TeX source, never as an error — as is a formula whose layout runs past the deadline, and one holding a
+character mathtext's fonts lack (Chinese or other non-Latin text in ``\\text{…}``: mathtext would draw a
+box). mathtext has no display style: in ``$$…$$`` a ``\\frac`` is drawn as ``\\dfrac`` and the whole formula
+:data:`DISPLAY_SCALE` larger.
 
 **Off the loop.** Laying out a formula takes ~2-130 ms (the first one of a size loads fonts); a
 :class:`MathPool` does it in a worker process with a deadline (:class:`~app.core.render.worker_pool.DeadlinePool`),
@@ -32,6 +34,7 @@ from __future__ import annotations
 import atexit
 import hashlib
 import io
+import logging
 import math
 import re
 import threading
@@ -113,12 +116,29 @@ def middle_split(above: float, depth: float, font: Font, scale: float = 1.0) -> 
     return up, down
 
 
+#: The logger mathtext reports a character its fonts lack on ("… does not have a glyph for …").
+_MATHTEXT_LOG = logging.getLogger("matplotlib.mathtext")
+
+
+class _MissingGlyphs(logging.Handler):
+    """Notes mathtext's "does not have a glyph" reports while one formula is laid out."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.seen = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "does not have a glyph" in record.getMessage():
+            self.seen = True
+
+
 def render_formula(tex: str, display: bool, color: str, font: Font, dpr: float) -> MathImage:
     """Lay ``tex`` (without dollars) out with mathtext and draw it as a PNG (see the module docstring).
 
     ``font``: the text's font in logical pixels (size, ascent, descent, x-height; display math is
     :data:`DISPLAY_SCALE` larger and not baseline-aligned); ``dpr``: device pixels per logical pixel. Returns a
-    :class:`MathImage` whose ``png`` is ``b""`` when mathtext refuses the formula. Imports matplotlib (Agg, no
+    :class:`MathImage` whose ``png`` is ``b""`` when mathtext refuses the formula or its fonts lack one of its
+    characters (mathtext would draw an empty box for it: Chinese in ``\\text{…}``, say). Imports matplotlib (Agg, no
     GUI): meant for the worker process, or for tools and tests.
     """
     key: Key = (tex, display, color, font, dpr)
@@ -135,9 +155,15 @@ def render_formula(tex: str, display: bool, color: str, font: Font, dpr: float) 
     if display:          # mathtext has no display style: a display formula's fractions get their full size
         source = _FRAC.sub(r"\\dfrac", source)
     size = font[0] * (DISPLAY_SCALE if display else 1.0)
+    missing = _MissingGlyphs()
+    _MATHTEXT_LOG.addHandler(missing)
     try:
         parsed = MathTextParser("agg").parse(f"${source}$", dpi=72 * dpr, prop=FontProperties(size=size))
     except Exception:  # mathtext's ParseException (a ValueError) and any other failure of its layout
+        return failed
+    finally:
+        _MATHTEXT_LOG.removeHandler(missing)
+    if missing.seen:     # a character its fonts lack (Chinese in \text{…}) would be drawn as a box
         return failed
     alpha = np.asarray(parsed.image, dtype=np.uint8)
     if alpha.ndim != 2 or alpha.size == 0:

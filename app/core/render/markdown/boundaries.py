@@ -6,13 +6,14 @@ block boundary at tail line ``k`` moves lines ``< k`` into the stable prefix whe
 change them. CommonMark closes blocks line by line, so that holds when
 
 (a) line ``k`` is complete, starts a top-level block and line ``k - 1`` is blank (a link reference title,
-    a ``$$`` math block — built with ``allow_blank_lines=False`` — or a setext underline cannot cross a blank
-    line); or
+    a ``$$`` math block — built with ``allow_blank_lines=False`` —, a ``\\[`` block (:mod:`.brackets`) or a
+    setext underline cannot cross a blank line); or
 (b) line ``k`` ends a top-level closed fence, ATX/setext heading or thematic break whose lines are complete
-    (and no ``$$`` precedes it in the tail: dollarmath's block rule looks ahead past other blocks); or
-(c) line ``k`` is the complete opening line of a top-level fence (same ``$$`` condition); or
+    (and no ``$$`` or ``\\[`` precedes it in the tail: the display math block rules look ahead past other
+    blocks); or
+(c) line ``k`` is the complete opening line of a top-level fence (same ``$$`` / ``\\[`` condition); or
 (d) line ``k - 1`` is a complete blank line right after a top-level table (a blank line ends a table, and a
-    ``$$`` block cannot cross it), even while line ``k`` is still partial.
+    ``$$`` or ``\\[`` block cannot cross it), even while line ``k`` is still partial.
 
 Re-parsing from such a boundary is equivalent to parsing the whole text (the invariant tests check it over
 every CommonMark example and the corpus, at any chunking).
@@ -95,10 +96,10 @@ def find_boundary(tokens: Sequence[Token], lines: Sequence[str]) -> tuple[int, i
         # (d) a table followed by a complete blank line: nothing after a blank line can continue it
         if tok.type == "table_open" and end < n_complete and end + 1 > best_k and is_blank(lines[end]):
             best_k, best_i = end + 1, next_top_level(tokens, i)
-        # (b)/(c) need no "$$" before the boundary in the tail (dollarmath looks past other blocks)
+        # (b)/(c) need no "$$" / "\\[" before the boundary in the tail (dollarmath looks past other blocks)
         if tok.type in ("fence", "heading_open", "hr"):
             if dollars_before is None:
-                dollars_before = any("$$" in line for line in lines)
+                dollars_before = any("$$" in line or "\\[" in line for line in lines)
             if dollars_before:
                 continue
             if tok.type == "fence" and 0 < start < n_complete:

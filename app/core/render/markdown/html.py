@@ -369,6 +369,9 @@ class HtmlRenderer(RendererHTML):
             f"{_esc(tex)}</span>"
         )
 
+    #: ``$$…$$`` or ``\\[ … \\]`` inside a paragraph: a formula set in the line.
+    math_inline_double = math_inline
+
     def math_block(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
         content = tokens[idx].content.strip("\n")
         img = self._formula(content, True)

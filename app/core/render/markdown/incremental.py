@@ -55,17 +55,21 @@ Clock = Callable[[], float]
 
 
 def open_display_math(first: Token, lines: list[str]) -> str | None:
-    """The TeX of a ``$$`` block still open at the end of the stream (the last top-level block, starting with
-    ``first`` on ``lines``), else None. Until its closing ``$$`` arrives the parser sees a paragraph (markdown
-    would eat TeX's backslashes and underscores); the stream shows its source as TeX instead."""
+    """The TeX of a ``$$`` or ``\\[`` block still open at the end of the stream (the last top-level block,
+    starting with ``first`` on ``lines``), else None. Until its closing ``$$`` / ``\\]`` arrives the parser sees
+    a paragraph (markdown would eat TeX's backslashes and underscores); the stream shows its source as TeX
+    instead."""
     if first.type != "paragraph_open" or first.level != 0 or first.map is None:
         return None
     src = lines[first.map[0] : first.map[1]]
     head = src[0] if src else ""
-    if len(head) - len(head.lstrip(" ")) > 3 or not head.lstrip(" ").startswith("$$"):
+    opener = head.lstrip(" ")[:2]
+    if len(head) - len(head.lstrip(" ")) > 3 or opener not in ("$$", "\\["):
         return None
     body = "\n".join([head.lstrip(" ")[2:], *src[1:]])
-    return None if "$$" in body else body.strip("\n")
+    if opener == "$$":
+        return None if "$$" in body else body.strip("\n")
+    return None if "\\]" in body else body.strip()
 
 
 class _StableRun:

@@ -3,7 +3,9 @@
 Parsing: markdown-it-py's ``commonmark`` preset with ``html=False`` (raw HTML in model output is shown as
 escaped text, never interpreted) plus tables, strikethrough, task lists and dollar math (``$…$`` inline,
 ``$$…$$`` blocks; ``allow_space=False, allow_digits=False`` so "Prices like $5 and $10" stays text;
-``allow_blank_lines=False`` so a ``$$`` block cannot cross a blank line, which :mod:`.boundaries` relies on).
+``allow_blank_lines=False`` so a ``$$`` block cannot cross a blank line, which :mod:`.boundaries` relies on;
+``double_inline`` so ``$$…$$`` in the middle of a sentence is one display formula set in the line, not ``$``,
+formula, ``$``) and LaTeX's bracket delimiters ``\\( … \\)`` / ``\\[ … \\]`` (:mod:`.brackets`).
 Single line breaks are rendered as line breaks (``breaks=True``), as GitHub comments and chat apps do: models
 write poems, addresses and informal lists with single newlines. The parser is only used to make tokens;
 :mod:`.html` turns them into HTML (with the parser's options).
@@ -11,12 +13,15 @@ write poems, addresses and informal lists with single newlines. The parser is on
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.tasklists import tasklists_plugin
+
+from app.core.render.markdown.brackets import brackets_plugin
 
 #: Block nesting level (a list level counts 2: list + item; a quote 1) from which the rest of a nested block
 #: is shown as literal text. markdown-it's own guard (``maxNesting`` = 20 in the CommonMark preset) silently
@@ -40,12 +45,32 @@ def _too_deep(state: Any, start_line: int, end_line: int, silent: bool) -> bool:
     return True
 
 
+#: A ``$`` that opens an amount of money: digits, an optional scale word, then a blank, punctuation or the end
+#: (``$4bn;``, ``$1.50 ``, ``$12,``), not a formula such as ``$2x+1$``.
+_PRICE = re.compile(r"\$\d[\d.,]*(?:[kKmMbBtT]n?|bn|million|billion|trillion)?(?=[\s,.;:!?)*_~]|$)")
+
+
+def _not_a_price(rule: Any) -> Any:
+    """dollarmath's inline rule, except at a ``$`` that starts an amount of money (:data:`_PRICE`): "from $2bn to
+    $4bn; a coffee costs R$ 12,29" is two prices, not the formula ``4bn; a coffee costs R``."""
+
+    def math_inline(state: Any, silent: bool) -> bool:
+        if state.src.startswith("$", state.pos) and _PRICE.match(state.src, state.pos):
+            return False
+        return bool(rule(state, silent))
+
+    return math_inline
+
+
 def build_parser() -> MarkdownIt:
     """A new parser with Brook's syntax (see the module docstring)."""
     md = MarkdownIt("commonmark", {"html": False, "breaks": True})
     md.enable(["table", "strikethrough"])
     md.use(tasklists_plugin)
-    md.use(dollarmath_plugin, allow_space=False, allow_digits=False, allow_blank_lines=False)
+    md.use(dollarmath_plugin, allow_space=False, allow_digits=False, allow_blank_lines=False, double_inline=True)
+    md.use(brackets_plugin)
+    dollars = next(r.fn for r in md.inline.ruler.__rules__ if r.name == "math_inline")
+    md.inline.ruler.at("math_inline", _not_a_price(dollars))
     md.block.ruler.before("table", "brook_too_deep", _too_deep, {"alt": []})
     return md
 
