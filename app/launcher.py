@@ -45,6 +45,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write every chat to DIR as JSON and Markdown (a backup), then exit without a window")
     p.add_argument("--import", dest="import_file", metavar="FILE", type=Path,
                    help="add the chats of a JSON export to the history, then exit without a window")
+    p.add_argument("--download", metavar="REPO_ID[:FILE]",
+                   help="download a GGUF from the Hugging Face Hub into the models folder (a text progress bar; "
+                        "exit 0 when complete and SHA-256 verified; run again after a cut to resume; HF_ENDPOINT "
+                        "for a mirror, HF_TOKEN or the saved token for gated repos), then exit")
+    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     remote = p.add_argument_group("remote server (any OpenAI-compatible API: llama-server, vLLM, Ollama, …)")
     remote.add_argument("--remote", metavar="URL", help="chat with the model of a server, e.g. "
                         "http://127.0.0.1:8080/v1 (its API key: BROOK_REMOTE_API_KEY)")
@@ -60,6 +65,22 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--cors-origin", action="append", metavar="ORIGIN",
                        help="with --serve: allow browser apps from ORIGIN (repeatable; default: no CORS)")
     return p
+
+
+def _version() -> str:
+    """The installed distribution's version, else pyproject's (a checkout that was never installed)."""
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("brook-chat")
+    except importlib.metadata.PackageNotFoundError:
+        import tomllib
+
+        try:
+            with open(Path(__file__).resolve().parents[1] / "pyproject.toml", "rb") as fh:
+                return str(tomllib.load(fh)["project"]["version"])
+        except (OSError, KeyError, ValueError):
+            return "unknown"
 
 
 def _n_ctx(value: str) -> int:
@@ -143,6 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     install_excepthook()
     if args.export is not None or args.import_file is not None:
         return export_or_import(args)
+    if args.download:
+        return download(args.download)
     if args.serve:
         from app.core.settings import AppSettings
         from app.server.run import serve_main
@@ -236,6 +259,17 @@ def main(argv: list[str] | None = None) -> int:
             os._exit(result)
     store.close()
     return result
+
+
+def download(spec: str) -> int:
+    """``--download REPO_ID[:FILE]`` into the models folder (settings' ``models_dir``, else
+    ``<data folder>/models``), without Qt. See ``app.engine.hub.cli``."""
+    from app.core.settings import AppSettings
+    from app.engine.hub.cli import run_download
+    from app.engine.library import default_models_dir
+
+    folder = AppSettings.load().models_dir
+    return run_download(spec, Path(folder) if folder else default_models_dir())
 
 
 def export_or_import(args: argparse.Namespace) -> int:

@@ -106,3 +106,23 @@ def bundled_model() -> Path:
         return bundled_model_path()
     except ModelNotFoundError as exc:
         pytest.skip(str(exc))
+
+
+@pytest.fixture
+def fake_hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    """``tests.helpers.fake_hub.standard_hub()`` running on loopback, with ``HF_ENDPOINT`` pointing at it and the
+    Hugging Face client's home and token isolated (no test reaches the internet or a real token)."""
+    from tests.helpers.fake_hub import standard_hub
+
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    import app.engine.hub.tokens as tokens
+    from app.core.connections import KeyStore
+
+    store = KeyStore(env=tokens.TOKEN_ENV)
+    store._backend = None              # memory only: a test never writes to a real keyring
+    monkeypatch.setattr(tokens, "_store", store)
+    with standard_hub() as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
+        yield hub

@@ -98,11 +98,13 @@ class KeyStore:
     """API keys by connection name: the OS keyring, or (none available) memory for this session.
 
     ``available``: a real keyring backend answers; ``where``: a sentence for the settings dialog saying where
-    keys are kept. ``set`` returns that sentence. ``get`` also falls back to ``BROOK_REMOTE_API_KEY``.
+    keys are kept. ``set`` returns that sentence. ``get`` also falls back to ``env`` (``BROOK_REMOTE_API_KEY``).
     Keyring errors (locked, denied) are logged and fall back to memory; they never raise.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, env: str = API_KEY_ENV) -> None:
+        """``env``: the environment variable ``get`` falls back to (the Hub's token store uses ``HF_TOKEN``)."""
+        self.env = env
         self._memory: dict[str, str] = {}
         self._backend: Any = None
         try:
@@ -124,7 +126,7 @@ class KeyStore:
         if self._backend is not None:
             return f"API keys are kept in the system keyring ({type(self._backend).__name__})."
         return ("No system keyring was found, so API keys are kept in memory for this session only and are not "
-                f"saved. Set {API_KEY_ENV} to supply one at start-up, or install a keyring (e.g. GNOME Keyring, "
+                f"saved. Set {self.env} to supply one at start-up, or install a keyring (e.g. GNOME Keyring, "
                 "KWallet).")
 
     def set(self, name: str, key: str | None) -> str:
@@ -151,7 +153,7 @@ class KeyStore:
                     return str(key)
             except Exception as exc:
                 log.warning("keyring could not read the key of %r: %s", name, exc)
-        return os.environ.get(API_KEY_ENV) or None
+        return os.environ.get(self.env) or None
 
     def delete(self, name: str) -> None:
         self._memory.pop(name, None)

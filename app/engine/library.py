@@ -55,6 +55,10 @@ class ModelInfo:
         kv_width = self.n_embd // self.n_head * (self.n_head_kv or self.n_head)
         return 2 * self.n_layers * n_ctx * kv_width * bytes_per_value
 
+    def memory_bytes(self, n_ctx: int) -> int:
+        """Memory to run this model with a context window of ``n_ctx`` tokens (``estimate_memory_bytes``)."""
+        return estimate_memory_bytes(self.size_bytes, n_ctx, self.kv_cache_bytes(n_ctx))
+
     @property
     def parameters_label(self) -> str:
         """``"135M"``, ``"7.2B"`` or ``"?"``."""
@@ -65,6 +69,22 @@ class ModelInfo:
             if n >= div:
                 return f"{n / div:.1f}".rstrip("0").rstrip(".") + unit
         return str(n)
+
+
+#: llama.cpp's compute buffers and context, beyond weights and KV cache: a fixed part (bytes) + a share of the
+#: weights (measured on SmolLM2-135M and 7B Q4 models with llama.cpp's load log: 60-300 MB at n_ctx 4096).
+COMPUTE_OVERHEAD_BYTES = 96 << 20
+COMPUTE_OVERHEAD_SHARE = 0.05
+
+
+def estimate_memory_bytes(size_bytes: int, n_ctx: int, kv_bytes: int | None = None) -> int:
+    """Bytes of memory a GGUF of ``size_bytes`` needs with a context window of ``n_ctx`` tokens: the weights (the
+    whole file is mapped), the KV cache (``kv_bytes``, from the header: ``ModelInfo.kv_cache_bytes``; when the
+    header is not known, e.g. a file still on the Hub, a rough rule of 1/8 of the weights per 4,096 tokens, the
+    F16 cache of a grouped-query-attention model) and llama.cpp's compute buffers (``COMPUTE_OVERHEAD_*``)."""
+    if kv_bytes is None:
+        kv_bytes = int(size_bytes * n_ctx / 32768)
+    return int(size_bytes + kv_bytes + COMPUTE_OVERHEAD_BYTES + COMPUTE_OVERHEAD_SHARE * size_bytes)
 
 
 def read_model_info(path: str | Path) -> ModelInfo:
