@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.render.markdown.thinking import THINK_OPEN, prompt_opens_reasoning
+from app.core.render.markdown.thinking import THINK_OPEN, prompt_opens_reasoning, reasoning_format_of
 from app.engine.base import EngineError
 
 log = logging.getLogger("brook.engine.prompt")
@@ -83,8 +83,18 @@ class ChatPrompt:
                                               bos_token=text_of(llm.token_bos()),
                                               stop_token_ids=[self.eos_token_id])
         self._cache: OrderedDict[str, tuple[list[int], bool]] = OrderedDict()
+        #: How the model marks its reasoning (``app.core.render.markdown.thinking.reasoning_format_of``: from the
+        #: template and the vocabulary's special tokens): the engine turns its markers into ``<think>…</think>``.
+        self.reasoning_format = reasoning_format_of(template, self._is_special)
 
     # tokens ----------------------------------------------------------------------------------------------
+    def _is_special(self, text: str) -> bool:
+        """Whether ``text`` is one special token of the model's vocabulary."""
+        try:
+            return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)) == 1
+        except Exception:   # a vocabulary that cannot tokenize it
+            return False
+
     def text_tokens(self, text: str) -> list[int]:
         """Tokens of ``text`` as plain text: a special token's text becomes ordinary tokens, no BOS."""
         return self._content(text)[0]

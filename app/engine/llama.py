@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from app.core.render.markdown.thinking import THINK_OPEN
+from app.core.render.markdown.thinking import THINK_OPEN, ReasoningNormalizer
 from app.core.streaming.provenance import default_hash_cache, model_file_facts
 from app.core.types import Chunk, GenerationParams
 from app.engine.base import (
@@ -129,7 +129,10 @@ class LlamaEngine:
 
         When the chat template's generation prompt opened a reasoning section (``Prompt.reasoning_open``: it
         ends with ``<think>``), the first chunk's text starts with ``<think>`` (no token of its own): the reply's
-        text is then what the model's turn holds, so it renders with its Thinking fold live and when reopened."""
+        text is then what the model's turn holds, so it renders with its Thinking fold live and when reopened.
+        A model whose template or vocabulary marks reasoning otherwise (``ChatPrompt.reasoning_format``:
+        Magistral's ``[THINK]…[/THINK]``, gpt-oss harmony channels) has its markers turned into
+        ``<think>…</think>`` here, so the stored reply keeps the reasoning in the form every view folds."""
         llm, chat = self._llm, self._prompt
         if llm is None or chat is None:
             raise EngineNotLoadedError("The model is not loaded yet.")
@@ -145,6 +148,7 @@ class LlamaEngine:
         if params.seed is not None:
             kwargs["seed"] = params.seed
         opening = THINK_OPEN if prompt.reasoning_open else ""
+        markers = ReasoningNormalizer(chat.reasoning_format)   # [THINK], harmony channels → <think>…</think>
         abort = self._set_abort(llm, stop)
         it = llm.create_completion(**kwargs)
         try:
@@ -152,6 +156,9 @@ class LlamaEngine:
                 try:
                     ev = next(it)
                 except StopIteration:
+                    held = markers.finish()
+                    if held:
+                        yield Chunk(held, 0, None)
                     return
                 except RuntimeError:
                     if stop.is_set():      # llama_decode aborted by Stop during prefill
@@ -173,7 +180,8 @@ class LlamaEngine:
                 finish = choice.get("finish_reason")
                 if not text and not finish:
                     continue
-                yield Chunk(opening + text, 1 if text else 0, finish)
+                shown = markers.feed(opening + text) + (markers.finish() if finish else "")
+                yield Chunk(shown, 1 if text else 0, finish)
                 opening = ""
         finally:
             if abort is not None:

@@ -15,6 +15,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
+from app.core.render.markdown.thinking import FORMAT_THINK, ReasoningNormalizer
 from app.core.types import Chunk, GenerationParams
 from app.engine.base import EngineError, EngineNotLoadedError, ProgressCallback
 
@@ -50,7 +51,10 @@ class ScriptedEngine:
     - ``load_s``: ``load()`` takes this long (seconds), reporting progress in 10 steps;
     - ``reasoning_open``: behave like a model whose chat template's generation prompt opened ``<think>``
       (Qwen3-Thinking, R1 distills; see ``LlamaEngine.stream``): the first chunk's text starts with ``<think>``,
-      so a script ``"…</think>answer"`` is a reply that only closes its reasoning.
+      so a script ``"…</think>answer"`` is a reply that only closes its reasoning;
+    - ``reasoning_format``: the reasoning markers the script writes, as a model's chat template would say
+      (``app.core.render.markdown.thinking``: ``"mistral"`` ``[THINK]…[/THINK]``, ``"harmony"`` gpt-oss channels);
+      the reply's text has them as ``<think>…</think>``, as ``LlamaEngine.stream`` gives them.
 
     ``calls`` keeps the last 32 prompts (for tests); ``n_calls`` counts them all; ``active`` / ``max_active``
     count concurrent generations; ``last_stop_t`` is when the last generation saw its stop event
@@ -63,7 +67,8 @@ class ScriptedEngine:
                  prefill_s: float = 0.0, fail_after: int | None = None, byte_chunks: int | None = None,
                  name: str = "scripted", max_concurrency: int = 1, load_s: float = 0.0,
                  repeat: int = 1, raw_bytes: int | None = None,
-                 fail_with: Callable[[int], BaseException] | None = None, reasoning_open: bool = False) -> None:
+                 fail_with: Callable[[int], BaseException] | None = None, reasoning_open: bool = False,
+                 reasoning_format: str = FORMAT_THINK) -> None:
         if script is None:
             script = DEFAULT_REPLY
         self.script: list[ScriptItem] = list(split_tokens(script)) if isinstance(script, str) else list(script)
@@ -78,6 +83,7 @@ class ScriptedEngine:
         self.load_s = load_s
         self.repeat = repeat
         self.reasoning_open = reasoning_open
+        self.reasoning_format = reasoning_format
         self._loaded = False
         self.calls: deque[list[dict[str, str]]] = deque(maxlen=32)   # the last prompts it was given (tests)
         self.n_calls = 0
@@ -170,6 +176,7 @@ class ScriptedEngine:
             limit = params.max_tokens
             continuing = bool(messages) and messages[-1].get("role") == "assistant"   # Continue: opened already
             opening = "<think>" if self.reasoning_open and not continuing else ""
+            markers = ReasoningNormalizer(self.reasoning_format)
             for piece in self._pieces():
                 if stop.is_set():
                     self.last_stop_t = time.perf_counter()
@@ -185,11 +192,14 @@ class ScriptedEngine:
                         return
                 n += 1
                 last = n >= limit
-                yield Chunk(opening + piece.text, piece.n_tokens, "length" if last else piece.finish_reason, piece.raw)
+                text = markers.feed(opening + piece.text)
+                if last:
+                    text += markers.finish()
+                yield Chunk(text, piece.n_tokens, "length" if last else piece.finish_reason, piece.raw)
                 opening = ""
                 if last:
                     return
-            yield Chunk(opening, 0, "stop")
+            yield Chunk(opening + markers.finish(), 0, "stop")
         finally:
             with self._lock:
                 self.active -= 1

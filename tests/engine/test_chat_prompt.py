@@ -175,3 +175,27 @@ def test_left_out_messages_are_reported_on_the_reply(bundled_model: Path) -> Non
         assert kept.prompt_tokens == e.prompt_tokens(kept)
     finally:
         e.unload()
+
+
+#: Magistral's template writes its system prompt about [THINK] (cut down, written for SmolLM2's ChatML tokens);
+#: gpt-oss's writes harmony channels (here a comment naming one, on the strict template).
+MAGISTRAL_LIKE = (
+    "{{ '<|im_start|>system\\nFirst draft your thinking process inside [THINK] ... [/THINK].<|im_end|>\\n' }}"
+    "{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\\n' + m['content'] + '<|im_end|>\\n' }}{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
+)
+
+
+@pytest.mark.parametrize(("template", "fmt"), [(None, "think"), (MAGISTRAL_LIKE, "mistral"),
+                                               ("{# <|channel|>analysis #}" + STRICT_TEMPLATE, "harmony")])
+def test_the_reasoning_format_comes_from_the_models_template(bundled_model: Path, template: str | None,
+                                                             fmt: str) -> None:
+    e = LlamaEngine(bundled_model, n_ctx=512, chat_template=template)
+    e.load()
+    try:
+        assert e._prompt is not None and e._prompt.reasoning_format == fmt
+        chunks = list(e.stream([{"role": "user", "content": "Say hi."}], PARAMS, threading.Event()))
+        text = "".join(c.text for c in chunks)
+        assert text and chunks[-1].finish_reason                         # the reply still streams whole
+    finally:
+        e.unload()

@@ -3,7 +3,8 @@
 ``POST {base_url}/chat/completions`` with ``"stream": true`` (and ``stream_options.include_usage`` where the
 server accepts it) is read with httpx + httpx-sse in the stream's worker thread, one SSE event at a time:
 ``choices[0].delta.content`` is the text, ``reasoning_content`` (or ``reasoning``) deltas become a leading
-``<think>…</think>`` section (the Thinking fold), a usage-only event with an empty ``choices`` list fills
+``<think>…</think>`` section (the Thinking fold) — or, sent after some answer text (as vLLM may), a
+``<think>`` section on lines of its own where it stands — a usage-only event with an empty ``choices`` list fills
 ``last_usage``, ``data: [DONE]`` ends the reply. httpx's incremental UTF-8 decoder and httpx-sse's line
 parser make every byte timing safe (a character or an event split across reads, CRLF, keep-alive comments).
 
@@ -32,6 +33,7 @@ from urllib.parse import urlsplit
 import httpx
 from httpx_sse import EventSource, SSEError
 
+from app.core.render.markdown.thinking import LATE_THINK_CLOSE, LATE_THINK_OPEN, THINK_CLOSE, THINK_OPEN
 from app.core.types import Chunk, GenerationParams
 from app.engine.base import EngineNotLoadedError, ProgressCallback
 from app.engine.remote.errors import (  # noqa: F401 - the errors are part of this module's API
@@ -57,8 +59,6 @@ log = logging.getLogger("brook.engine.remote")
 CONNECT_TIMEOUT_S = 10.0
 #: Seconds for a ``GET /models`` answer (opening a connection, listing models).
 LIST_TIMEOUT_S = 15.0
-
-THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,7 +323,7 @@ class RemoteEngine:
                                       f"({resp.text[:120]!r}). Is the URL right?") from exc
 
     def _events(self, resp: httpx.Response, stop: threading.Event) -> Iterator[Chunk]:
-        in_think = False
+        in_think = late = False   # inside reasoning; it began after some answer text
         said = False              # some answer text (not reasoning) was yielded
         finish: str | None = None
         done = False
@@ -355,21 +355,22 @@ class RemoteEngine:
             delta = choice.get("delta") or {}
             parts: list[str] = []
             reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-            if isinstance(reasoning, str) and reasoning and not said:
+            if isinstance(reasoning, str) and reasoning:
                 if not in_think:
-                    parts.append(THINK_OPEN)
-                    in_think = True
+                    # reasoning after some answer text (vLLM may send it so) is a later section where it stands
+                    parts.append(LATE_THINK_OPEN if said else THINK_OPEN)
+                    in_think, late = True, said
                 parts.append(reasoning)
             content = delta.get("content")
             if isinstance(content, str) and content:
                 if in_think:
-                    parts.append(THINK_CLOSE)
+                    parts.append(LATE_THINK_CLOSE if late else THINK_CLOSE)
                     in_think = False
                 parts.append(content)
                 said = True
             reason = choice.get("finish_reason")
             if reason and in_think:
-                parts.append(THINK_CLOSE)
+                parts.append(LATE_THINK_CLOSE if late else THINK_CLOSE)
                 in_think = False
             text = "".join(parts)
             if text or reason:
@@ -387,12 +388,15 @@ class RemoteEngine:
             obj = resp.json()
             choice = obj["choices"][0]
             text = choice["message"].get("content") or ""
+            reasoning = choice["message"].get("reasoning_content") or choice["message"].get("reasoning")
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
             raise RemoteProtocolError(f"The server did not answer a chat completion "
                                       f"({resp.headers.get('content-type', '?')}: {resp.text[:120]!r}). "
                                       "Is the URL right?") from None
         if isinstance(obj.get("usage"), dict):
             self.last_usage = obj["usage"]
+        if isinstance(reasoning, str) and reasoning:
+            text = f"{THINK_OPEN}{reasoning}{THINK_CLOSE}{text}"
         yield Chunk(text, 1, choice.get("finish_reason") or "stop")
 
 

@@ -20,8 +20,8 @@ device pixel ratio in the theme's text colour; :meth:`MarkdownView.loadResource`
 formula's TeX (``$…$``), not an object character. Until the image is known the formula shows as TeX.
 
 Links: only ``http``/``https``/``mailto`` are opened (by the desktop, never inside the view); ``brook-copy:N``
-copies the raw code of code block N to the clipboard; ``brook-think:toggle`` folds the reasoning section;
-anything else is ignored.
+copies the raw code of code block N to the clipboard; ``brook-think:toggle`` folds the reasoning section,
+``brook-think:later`` the reasoning sections inside the answer (folded at first); anything else is ignored.
 """
 
 from __future__ import annotations
@@ -46,7 +46,12 @@ from PySide6.QtWidgets import QApplication, QFrame, QSizePolicy, QTextBrowser, Q
 from app.core.render.lexer_pool import LexerPool, default_pool
 from app.core.render.markdown import PIECE, IncrementalMarkdown
 from app.core.render.markdown.links import COPY_SCHEME, THINK_SCHEME, is_safe_url
-from app.core.render.markdown.thinking import THINK_DIM, thinking_header_html
+from app.core.render.markdown.thinking import (
+    LATER_TOGGLE,
+    THINK_DIM,
+    fold_later_thinking,
+    thinking_header_html,
+)
 from app.core.render.math_render import MathPool, default_math_pool
 from app.ui.messages.formulas import formula_image, math_cache, text_with_tex
 
@@ -180,6 +185,7 @@ class MarkdownView(QTextBrowser):
         self._probe_heights: dict[int, int] = {}
         self._fmt_cache: dict[str, tuple[QTextBlockFormat, QTextCharFormat]] = {}
         self._expanded = True  # thinking section shown while the model reasons
+        self._later_expanded = False  # reasoning sections inside the answer: folded
         self.pieces_inserted = 0  # top-level pieces inserted into the document so far (public counter)
         self.html_chars_inserted = 0  # and their HTML length (what a refresh cost in insertHtml)
         self._user_toggled = False
@@ -367,6 +373,12 @@ class MarkdownView(QTextBrowser):
         self._user_toggled = True
         self._rebuild()
 
+    def toggle_later_thinking(self) -> None:
+        """Fold or unfold the reasoning sections inside the answer (a model that thought again later; folded
+        at first); re-renders the document."""
+        self._later_expanded = not self._later_expanded
+        self._rebuild()
+
     # -- size ----------------------------------------------------------------------------------------------
 
     def hasHeightForWidth(self) -> bool:
@@ -427,8 +439,9 @@ class MarkdownView(QTextBrowser):
         return hit
 
     def _insert_piece(self, cursor: QTextCursor, html: str, prev: str) -> None:
-        """Insert one top-level block's HTML at ``cursor`` (the end of the content so far)."""
-        html = html.strip()
+        """Insert one top-level block's HTML at ``cursor`` (the end of the content so far); a later reasoning
+        section's content only while unfolded."""
+        html = fold_later_thinking(html, self._later_expanded).strip()
         if not html:
             return
         self.pieces_inserted += 1
@@ -573,6 +586,8 @@ class MarkdownView(QTextBrowser):
             code = self.code_for(url.path())
             if code is not None:
                 QGuiApplication.clipboard().setText(code)
+        elif url.toString() == LATER_TOGGLE:
+            self.toggle_later_thinking()
         elif scheme == THINK_SCHEME:
             self.toggle_thinking()
         # anything else: ignored (inert)

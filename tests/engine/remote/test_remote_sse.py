@@ -15,7 +15,7 @@ import pytest
 from app.bench.sse_server import DONE, Reply, SSEServer, delta_event, models_reply, sse_event, usage_event
 from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.core.history.store import Store
-from app.core.render.markdown import split_thinking
+from app.core.render.markdown import render_markdown, split_thinking
 from app.core.streaming.generation import Generation, StreamSettings, generate
 from app.core.streaming.scheduler import FairScheduler, scheduler_for
 from app.core.types import GenerationParams
@@ -158,6 +158,35 @@ def test_reasoning_content_becomes_the_thinking_section() -> None:
         reply = reply_once(engine_for(srv))
     assert reply.text == "<think>Let me think.</think>Answer here."
     assert split_thinking(reply.text) == ("Let me think.", "Answer here.", True)
+
+
+@pytest.mark.parametrize(("events", "kept"), [
+    # vLLM may send reasoning after the answer started (a reasoning parser that re-enters)
+    ([("r", "Plan."), ("c", "Part one."), ("r", "Wait, "), ("r", "recheck."), ("c", " Part two.")],
+     ["Plan.", "Part one.", "Wait, recheck.", "Part two."]),
+    ([("c", "Answer first."), ("r", "Then a thought.")], ["Answer first.", "Then a thought."]),
+    ([("c", "A"), ("r", "x"), ("c", "B"), ("r", "y"), ("c", "C")], ["A", "x", "B", "y", "C"]),
+])
+def test_reasoning_after_the_answer_started_is_kept_and_folds_where_it_stands(
+        events: list[tuple[str, str]], kept: list[str]) -> None:
+    data = b"".join(delta_event(reasoning=t) if kind == "r" else delta_event(t) for kind, t in events)
+    data += delta_event(None, finish="stop") + DONE
+    with serve(lambda _r: Reply(steps=[(data, 0.0)])) as srv:
+        reply = reply_once(engine_for(srv))
+    positions = [reply.text.find(k) for k in kept]
+    assert -1 not in positions and positions == sorted(positions)        # nothing dropped, in order
+    html = render_markdown(reply.text)
+    assert html.count('class="brook-thinking"') == sum(
+        1 for i, (kind, _t) in enumerate(events) if kind == "r" and (i == 0 or events[i - 1][0] != "r"))
+    assert "&lt;think&gt;" not in html
+
+
+def test_a_whole_reply_keeps_its_reasoning_content() -> None:
+    payload = (b'{"choices": [{"message": {"role": "assistant", "content": "Four.", '
+               b'"reasoning_content": "2+2 is 4."}, "finish_reason": "stop"}]}')
+    with serve(lambda _r: Reply(headers=[("Content-Type", "application/json")], steps=[(payload, 0.0)])) as srv:
+        reply = reply_once(engine_for(srv))
+    assert split_thinking(reply.text) == ("2+2 is 4.", "Four.", True)
 
 
 def test_the_request_asks_for_a_stream_with_usage_and_falls_back_when_refused() -> None:

@@ -34,6 +34,7 @@ from markdown_it.token import Token
 from app.core.render.highlight import CodeTheme, SegmentCache, get_theme, highlight_code_status
 from app.core.render.markdown.links import COPY_SCHEME, IMAGE_LINK_SCHEMES, is_safe_url
 from app.core.render.markdown.parser import fence_lang, parser
+from app.core.render.markdown.thinking import later_thinking_html
 from app.core.render.math_render import MathCache, MathImage
 
 _esc = html.escape
@@ -395,6 +396,18 @@ class HtmlRenderer(RendererHTML):
         )
 
     math_block_label = math_block
+
+    # -- a later reasoning section ----------------------------------------------------------------------
+
+    def think_block(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+        """A reasoning section inside the answer (:func:`~.thinking.think_block`): a dimmed, foldable Thinking
+        section where it stands (:func:`~.thinking.later_thinking_html`). Its blocks are rendered one level down
+        (no pieces of their own)."""
+        tok = tokens[idx]
+        inner = parser().parse(tok.content, env)
+        for t in inner:
+            t.level += 1
+        return later_thinking_html(self.render(inner, options, env), bool(tok.meta.get("closed")))
 
     # -- tables ------------------------------------------------------------------------------------------
 

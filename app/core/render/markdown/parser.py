@@ -22,6 +22,7 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.tasklists import tasklists_plugin
 
 from app.core.render.markdown.brackets import brackets_plugin
+from app.core.render.markdown.thinking import think_block
 
 #: Block nesting level (a list level counts 2: list + item; a quote 1) from which the rest of a nested block
 #: is shown as literal text. markdown-it's own guard (``maxNesting`` = 20 in the CommonMark preset) silently
@@ -72,6 +73,7 @@ def build_parser() -> MarkdownIt:
     dollars = next(r.fn for r in md.inline.ruler.__rules__ if r.name == "math_inline")
     md.inline.ruler.at("math_inline", _not_a_price(dollars))
     md.block.ruler.before("table", "brook_too_deep", _too_deep, {"alt": []})
+    md.block.ruler.before("fence", "think_block", think_block, {"alt": ["paragraph", "reference"]})
     return md
 
 

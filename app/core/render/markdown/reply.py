@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING
 
 from app.core.render.highlight import get_theme
 from app.core.render.markdown.incremental import Clock, MarkdownStream
-from app.core.render.markdown.thinking import THINK_CLOSE, THINK_OPEN, Route, ThinkingRouter, thinking_section_html
+from app.core.render.markdown.thinking import (
+    LATE_THINK_CLOSE,
+    LATE_THINK_OPEN,
+    THINK_CLOSE,
+    THINK_OPEN,
+    Route,
+    ThinkingRouter,
+    thinking_section_html,
+)
 
 if TYPE_CHECKING:
     from app.core.render.lexer_pool import LexerPool
@@ -67,6 +75,7 @@ class IncrementalMarkdown:
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._version_base = 0  # versions of answer streams replaced by a late "</think>"
         self._external: list[str] | None = None  # reasoning fed through feed_reasoning, while still open
+        self._late = False  # a later reasoning section (feed_reasoning after answer text) is open
         self.thinking: MarkdownStream | None = None
         self.thinking_done = False
         self._route(self._router.start())
@@ -84,16 +93,28 @@ class IncrementalMarkdown:
             self._external = None
             self._raw.append(THINK_CLOSE)
             self._route([Route("close")])
+        if self._late:
+            self._late = False
+            self._feed_answer(LATE_THINK_CLOSE)
         self._raw.append(text)
         self._route(self._router.feed(text))
 
     def feed_reasoning(self, text: str) -> None:
-        """Append reasoning that arrives apart from the answer (a remote server's ``reasoning_content``): it goes
-        to the reasoning section, which the next :meth:`feed` of answer text closes. :attr:`text` wraps it in
-        ``<think>…</think>``. Only before any answer text (later reasoning is ignored: it would be out of place)."""
+        """Append reasoning that arrives apart from the answer (a remote server's ``reasoning_content``): before
+        any answer text it goes to the reasoning section, which the next :meth:`feed` of answer text closes;
+        :attr:`text` wraps it in ``<think>…</think>``. After answer text (vLLM may send it so) it is a later
+        reasoning section where it stands: :attr:`text` gets ``<think>`` on a line of its own, closed by the
+        next :meth:`feed`, and the answer folds it there. Nothing is dropped."""
         if self._answer.finished:
             raise RuntimeError("feed_reasoning() after finish()")
-        if not text or self.thinking_done or (self.thinking is None and self.text):
+        if not text:
+            return
+        if self._late:
+            self._feed_answer(text)
+            return
+        if self.thinking_done or (self.thinking is None and self.text):
+            self._late = True
+            self._feed_answer(LATE_THINK_OPEN + text)
             return
         if self.thinking is None:
             self._router.mode = "final"
@@ -105,6 +126,14 @@ class IncrementalMarkdown:
         self._external.append(text)
         self._raw.append(text)
         self._route([Route("think", text)])
+
+    def _feed_answer(self, text: str) -> None:
+        """Answer text that bypasses reasoning detection (a later reasoning section, already marked)."""
+        self._raw.append(text)
+        if self._router.mode == "final":
+            self._answer.feed(text)
+        else:
+            self._route(self._router.feed(text))
 
     def feed_bytes(self, data: bytes) -> None:
         """Append raw UTF-8 bytes; a multi-byte character split across calls is decoded once it is whole.
@@ -159,6 +188,9 @@ class IncrementalMarkdown:
         tail = self._decoder.decode(b"", final=True)
         if tail:
             self.feed(tail)
+        if self._late:
+            self._late = False
+            self._feed_answer(LATE_THINK_CLOSE)
         if self._external is not None:  # only reasoning came: it is the answer
             self._route([Route("unclosed", "".join(self._external))])
             self._external = None

@@ -8,10 +8,16 @@ the one-shot version). The header the view shows above the reasoning is :func:`t
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
+#: A later reasoning section inside the answer (reasoning that arrived after answer text): ``<think>`` on a
+#: line of its own after a blank line, ``</think>`` then a blank line (:func:`think_block` folds it there).
+LATE_THINK_OPEN, LATE_THINK_CLOSE = "\n\n<think>\n", "\n</think>\n\n"
 #: Colour of the reasoning text and its header.
 THINK_DIM = "#888888"
 
@@ -54,6 +60,36 @@ def thinking_section_html(inner_html: str, done: bool) -> str:
     return (
         f'<div class="brook-thinking" style="color:{THINK_DIM}"><p><i>{title}</i></p>\n{inner_html}</div>\n'
     )
+
+
+#: Around a later reasoning section's content in the answer's HTML: the view leaves it out while folded.
+FOLD_START, FOLD_END = "<!--brook-fold-->", "<!--/brook-fold-->"
+#: The link of a later section's header (the view folds and unfolds them all together).
+LATER_TOGGLE = "brook-think:later"
+
+
+def later_thinking_html(inner_html: str, done: bool) -> str:
+    """A reasoning section inside the answer (a later ``<think>`` block), where it stands: a header link
+    (:data:`LATER_TOGGLE`) and its content between :data:`FOLD_START` and :data:`FOLD_END`, which the view shows
+    only when unfolded (:func:`fold_later_thinking`)."""
+    label = "Thinking" if done else "Thinking…"
+    return (
+        f'<div class="brook-thinking" style="color:{THINK_DIM}"><p><a href="{LATER_TOGGLE}" '
+        f'style="color:{THINK_DIM};text-decoration:none">▾ {label}</a></p>\n'
+        f"{FOLD_START}{inner_html}{FOLD_END}</div>\n"
+    )
+
+
+_FOLDED = re.compile(re.escape(FOLD_START) + ".*?" + re.escape(FOLD_END), re.S)
+
+
+def fold_later_thinking(html: str, expanded: bool) -> str:
+    """``html`` as the view shows it: later reasoning sections folded (their content left out, ▸) unless
+    ``expanded``."""
+    if FOLD_START not in html or expanded:
+        return html
+    return _FOLDED.sub("", html.replace(f'href="{LATER_TOGGLE}" style="color:{THINK_DIM};text-decoration:none">▾',
+                                        f'href="{LATER_TOGGLE}" style="color:{THINK_DIM};text-decoration:none">▸'))
 
 
 def thinking_header_html(expanded: bool, active: bool) -> str:
@@ -163,3 +199,169 @@ class ThinkingRouter:
             return [Route("unclosed", "".join(self._seen) + buf)]
         self.mode = "final"
         return [Route("answer", buf)] if buf else []
+
+
+# ---------------------------------------------------------------------------------------------------------
+# reasoning formats: a model's own markers → Brook's <think>…</think>
+# ---------------------------------------------------------------------------------------------------------
+
+#: Brook's own form (DeepSeek-R1, Qwen3, QwQ …): ``<think>…</think>``, passed through as is.
+FORMAT_THINK = "think"
+#: Mistral's Magistral: ``[THINK]…[/THINK]`` before the answer.
+FORMAT_MISTRAL = "mistral"
+#: OpenAI's gpt-oss "harmony" channels: ``<|channel|>analysis<|message|>…<|end|><|start|>assistant<|channel|>final
+#: <|message|>…``, or with the control tokens dropped by detokenization: ``analysis…assistantfinal…``.
+FORMAT_HARMONY = "harmony"
+
+
+def reasoning_format_of(template: str, is_special: Callable[[str], bool] = lambda _t: False) -> str:
+    """The reasoning format of a model from its chat template (the GGUF's ``tokenizer.chat_template``) and its
+    vocabulary (``is_special(text)``: whether ``text`` is one special token of it): :data:`FORMAT_HARMONY` when
+    the template writes harmony channels (``<|channel|>``), :data:`FORMAT_MISTRAL` when the template or the
+    vocabulary has ``[THINK]``, else :data:`FORMAT_THINK`. Never guessed from a reply's text."""
+    if "<|channel|>" in template:
+        return FORMAT_HARMONY
+    if "[THINK]" in template or is_special("[THINK]"):
+        return FORMAT_MISTRAL
+    return FORMAT_THINK
+
+
+#: Per format, per state: (anchored, [(marker, output, next state)], state when nothing matches). An anchored
+#: state's markers count only at its start (leading blanks aside); there a mismatch moves to the fallback
+#: state. Elsewhere a marker counts anywhere in the text.
+_Step = tuple[str, str, str]
+_MACHINES: dict[str, dict[str, tuple[bool, list[_Step], str]]] = {
+    FORMAT_MISTRAL: {
+        "start": (True, [("[THINK]", THINK_OPEN, "think")], "answer"),
+        "think": (False, [("[/THINK]", THINK_CLOSE, "answer")], "think"),
+    },
+    FORMAT_HARMONY: {
+        "start": (True, [("<|channel|>analysis<|message|>", THINK_OPEN, "think"),
+                         ("<|channel|>commentary<|message|>", THINK_OPEN, "think"),
+                         ("<|channel|>final<|message|>", "", "answer"),
+                         ("analysis", THINK_OPEN, "think_plain")], "answer"),
+        "think": (False, [("<|end|><|start|>assistant<|channel|>final<|message|>", THINK_CLOSE, "answer"),
+                          ("<|start|>assistant<|channel|>final<|message|>", THINK_CLOSE, "answer"),
+                          ("<|channel|>final<|message|>", THINK_CLOSE, "answer"),
+                          ("<|end|>", "", "think")], "think"),
+        "think_plain": (False, [("assistantfinal", THINK_CLOSE, "answer")], "think_plain"),
+        "answer": (False, [("<|return|>", "", "answer"), ("<|end|>", "", "answer")], "answer"),
+    },
+}
+
+
+class ReasoningNormalizer:
+    """Turns a model's reasoning markers (``fmt``, see :func:`reasoning_format_of`) into ``<think>…</think>`` on
+    a stream: :meth:`feed` returns the text to pass on, holding back only what could still be the start of a
+    marker; :meth:`finish` returns what is held. The same output results at any chunking. In
+    :data:`FORMAT_THINK` (or an unknown format) text passes unchanged. Markers count only where the format puts
+    them: Magistral's ``[THINK]`` only at the start of the reply, so an answer that writes ``[THINK]`` in code
+    keeps it."""
+
+    def __init__(self, fmt: str = FORMAT_THINK) -> None:
+        self._machine = _MACHINES.get(fmt)
+        self._state = "start"
+        self._buf = ""
+
+    def feed(self, text: str) -> str:
+        """The normalised text for ``text`` (may be "")."""
+        if self._machine is None:
+            return text
+        self._buf += text
+        return self._run(final=False)
+
+    def finish(self) -> str:
+        """End of stream: the text still held back."""
+        if self._machine is None:
+            return ""
+        out = self._run(final=True)
+        out += self._buf
+        self._buf = ""
+        return out
+
+    def _run(self, final: bool) -> str:
+        assert self._machine is not None
+        out: list[str] = []
+        while self._buf and self._state in self._machine:
+            anchored, steps, fallback = self._machine[self._state]
+            if anchored:
+                body = self._buf.lstrip()
+                if not body and not final:
+                    break
+                hit = next((s for s in steps if body.startswith(s[0])), None)
+                if hit is not None:
+                    self._buf = body[len(hit[0]):]
+                    out.append(hit[1])
+                    self._state = hit[2]
+                    continue
+                if not final and any(s[0].startswith(body) for s in steps):
+                    break                                   # could still become a marker
+                self._state = fallback
+                continue
+            found = [(self._buf.find(s[0]), -len(s[0]), s) for s in steps if s[0] in self._buf]
+            if found:
+                at, _n, (marker, rep, nxt) = min(found)
+                out.append(self._buf[:at] + rep)
+                self._buf = self._buf[at + len(marker):]
+                self._state = nxt
+                continue
+            hold = 0 if final else max((_held_for(self._buf, s[0]) for s in steps), default=0)
+            out.append(self._buf[: len(self._buf) - hold])
+            self._buf = self._buf[len(self._buf) - hold:]
+            break
+        if self._state not in self._machine:
+            out.append(self._buf)
+            self._buf = ""
+        return "".join(out)
+
+
+def _held_for(buf: str, marker: str) -> int:
+    """Length of the end of ``buf`` that could be the start of ``marker``."""
+    for n in range(min(len(marker) - 1, len(buf)), 0, -1):
+        if marker.startswith(buf[-n:]):
+            return n
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------------------
+# a later reasoning section inside the answer
+# ---------------------------------------------------------------------------------------------------------
+
+
+def think_block(state: Any, start_line: int, end_line: int, silent: bool) -> bool:
+    """Block rule: a top-level line starting with ``<think>`` opens a reasoning section inside the answer (a model
+    that thinks again later; reasoning a server sent after the answer had started). It runs to the ``</think>`` or,
+    never closed, to the end. Token ``think_block``:
+    ``content`` the reasoning's markdown, ``meta["closed"]``; text after ``</think>`` on its line is a paragraph."""
+    if state.level != 0 or state.blkIndent != 0 or state.is_code_block(start_line):
+        return False
+    first = state.bMarks[start_line] + state.tShift[start_line]
+    if not state.src.startswith(THINK_OPEN, first):
+        return False
+    if silent:
+        return True
+    body_start = first + len(THINK_OPEN)
+    line = start_line
+    closed = False
+    end = state.eMarks[end_line - 1] if end_line > start_line else state.eMarks[start_line]
+    while line < end_line:
+        lo = body_start if line == start_line else state.bMarks[line]
+        at = state.src.find(THINK_CLOSE, lo, state.eMarks[line])
+        if at >= 0:
+            closed, end = True, at
+            break
+        line += 1
+    token = state.push("think_block", "div", 0)
+    token.block = True
+    token.content = state.src[body_start:end].strip("\n")
+    token.meta = {"closed": closed}
+    token.map = [start_line, end_line if not closed else line + 1]
+    state.line = token.map[1]
+    rest = state.src[end + len(THINK_CLOSE) : state.eMarks[line]].strip(" \t") if closed else ""
+    if rest:
+        # the rest of the closing line is a paragraph of the answer (no map: no block boundary is taken there)
+        state.push("paragraph_open", "p", 1)
+        inline = state.push("inline", "", 0)
+        inline.content, inline.children = rest, []
+        state.push("paragraph_close", "p", -1)
+    return True
