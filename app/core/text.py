@@ -46,3 +46,13 @@ def QT_TRANSLATE_NOOP(context: str, text: str) -> str:
     """Marks ``text`` for Qt's lupdate (the UI translates it with ``QCoreApplication.translate(context, …)``);
     returns it unchanged. Defined in the core because ``app.core`` never imports Qt."""
     return text
+
+
+def format_bytes(n: float) -> str:
+    """A size for a person, in decimal units as disks and the Hub count them: ``"1.2 GB"``, ``"135 MB"``,
+    ``"12 KB"``, ``"512 B"`` (1 GB = 10⁹ bytes; one decimal below 10 units, none above)."""
+    for div, unit in ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "KB")):
+        if n >= div:
+            v = n / div
+            return f"{v:.1f} {unit}" if v < 10 else f"{v:,.0f} {unit}"
+    return f"{int(n)} B"

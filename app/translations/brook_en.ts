@@ -27,6 +27,30 @@
             <numerusform>Imported %n chats</numerusform>
         </translation>
     </message>
+    <message numerus="yes">
+        <source>%n already in the history skipped</source>
+        <translation>
+            <numerusform>%n already in the history skipped</numerusform>
+            <numerusform>%n already in the history skipped</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>ModelHubDialog</name>
+    <message numerus="yes">
+        <source>%n model(s) found</source>
+        <translation>
+            <numerusform>%n model found</numerusform>
+            <numerusform>%n models found</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n GGUF file(s); memory for a %1-token context, against this machine&apos;s %2</source>
+        <translation>
+            <numerusform>%n GGUF file; memory for a %1-token context, against this machine&apos;s %2</numerusform>
+            <numerusform>%n GGUF files; memory for a %1-token context, against this machine&apos;s %2</numerusform>
+        </translation>
+    </message>
 </context>
 <context>
     <name>ModelLibraryDialog</name>

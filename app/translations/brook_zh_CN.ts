@@ -71,6 +71,7 @@
     <name>ChatView</name>
     <message>
         <source>Previous message</source>
+        <extracomment>Pixels kept between a message scrolled to and the edge of the view.</extracomment>
         <translation>上一条消息</translation>
     </message>
     <message>
@@ -348,6 +349,12 @@
             <numerusform>已导入 %n 个对话</numerusform>
         </translation>
     </message>
+    <message numerus="yes">
+        <source>%n already in the history skipped</source>
+        <translation>
+            <numerusform>跳过 %n 个已在历史中的对话</numerusform>
+        </translation>
+    </message>
     <message>
         <source>Rename chat</source>
         <translation>重命名对话</translation>
@@ -359,6 +366,57 @@
     <message>
         <source>Text size %1 %</source>
         <translation>文字大小 %1%</translation>
+    </message>
+</context>
+<context>
+    <name>DownloadRow</name>
+    <message>
+        <source>Download progress</source>
+        <translation>下载进度</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Open</source>
+        <translation>打开</translation>
+    </message>
+    <message>
+        <source>Load this model now</source>
+        <translation>立即加载此模型</translation>
+    </message>
+    <message>
+        <source>%1 s</source>
+        <translation>%1 秒</translation>
+    </message>
+    <message>
+        <source>%1 min %2 s</source>
+        <translation>%1 分 %2 秒</translation>
+    </message>
+    <message>
+        <source>%1 h %2 min</source>
+        <translation>%1 小时 %2 分</translation>
+    </message>
+    <message>
+        <source>%1 of %2</source>
+        <translation>%1 / %2</translation>
+    </message>
+    <message>
+        <source>%1/s</source>
+        <translation>%1/秒</translation>
+    </message>
+    <message>
+        <source>%1 left</source>
+        <translation>剩余 %1</translation>
+    </message>
+    <message>
+        <source>Pause</source>
+        <translation>暂停</translation>
+    </message>
+    <message>
+        <source>Resume</source>
+        <translation>继续</translation>
     </message>
 </context>
 <context>
@@ -947,6 +1005,170 @@
     </message>
 </context>
 <context>
+    <name>ModelHubDialog</name>
+    <message>
+        <source>fits</source>
+        <extracomment>How the fit verdicts read (translated in the ``ModelHubDialog`` context).</extracomment>
+        <translation>可以运行</translation>
+    </message>
+    <message>
+        <source>tight: close other programs</source>
+        <translation>偏紧：请关闭其他程序</translation>
+    </message>
+    <message>
+        <source>too large</source>
+        <translation>太大</translation>
+    </message>
+    <message>
+        <source>unknown</source>
+        <translation>未知</translation>
+    </message>
+    <message>
+        <source>queued</source>
+        <translation>排队中</translation>
+    </message>
+    <message>
+        <source>downloading</source>
+        <translation>下载中</translation>
+    </message>
+    <message>
+        <source>paused</source>
+        <translation>已暂停</translation>
+    </message>
+    <message>
+        <source>checking SHA-256</source>
+        <translation>正在校验 SHA-256</translation>
+    </message>
+    <message>
+        <source>done, SHA-256 verified</source>
+        <translation>完成，SHA-256 已校验</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>cancelled</source>
+        <translation>已取消</translation>
+    </message>
+    <message>
+        <source>File</source>
+        <translation>文件</translation>
+    </message>
+    <message>
+        <source>Quantization</source>
+        <translation>量化</translation>
+    </message>
+    <message>
+        <source>Size</source>
+        <translation>大小</translation>
+    </message>
+    <message>
+        <source>Memory needed</source>
+        <translation>所需内存</translation>
+    </message>
+    <message>
+        <source>This machine</source>
+        <translation>本机</translation>
+    </message>
+    <message>
+        <source>Download models</source>
+        <translation>下载模型</translation>
+    </message>
+    <message>
+        <source>Search the Hugging Face Hub for GGUF models, e.g. qwen2.5 instruct</source>
+        <translation>在 Hugging Face Hub 上搜索 GGUF 模型，例如 qwen2.5 instruct</translation>
+    </message>
+    <message>
+        <source>Search models</source>
+        <translation>搜索模型</translation>
+    </message>
+    <message>
+        <source>Search</source>
+        <translation>搜索</translation>
+    </message>
+    <message>
+        <source>Models found</source>
+        <translation>找到的模型</translation>
+    </message>
+    <message>
+        <source>Choose a model on the left to see its files.</source>
+        <translation>在左侧选择一个模型以查看其文件。</translation>
+    </message>
+    <message>
+        <source>Files of the model</source>
+        <translation>模型的文件</translation>
+    </message>
+    <message>
+        <source>Download</source>
+        <translation>下载</translation>
+    </message>
+    <message>
+        <source>Downloads (into %1)</source>
+        <translation>下载（保存到 %1）</translation>
+    </message>
+    <message>
+        <source>Hub token for gated or private models (optional)</source>
+        <translation>受限或私有模型的 Hub 令牌（可选）</translation>
+    </message>
+    <message>
+        <source>Hub token</source>
+        <translation>Hub 令牌</translation>
+    </message>
+    <message>
+        <source>Save token</source>
+        <translation>保存令牌</translation>
+    </message>
+    <message>
+        <source>Token</source>
+        <translation>令牌</translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>Searching…</source>
+        <translation>正在搜索…</translation>
+    </message>
+    <message>
+        <source>Reading the files of %1…</source>
+        <translation>正在读取 %1 的文件…</translation>
+    </message>
+    <message>
+        <source>gated: needs a token</source>
+        <translation>受限：需要令牌</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n model(s) found</source>
+        <translation>
+            <numerusform>找到 %n 个模型</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>No GGUF models found for this search.</source>
+        <translation>没有找到符合此搜索的 GGUF 模型。</translation>
+    </message>
+    <message>
+        <source>too large for %1 of %2</source>
+        <translation>超过本机 %1 的 %2</translation>
+    </message>
+    <message>
+        <source>SHA-256 %1</source>
+        <translation>SHA-256 %1</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n GGUF file(s); memory for a %1-token context, against this machine&apos;s %2</source>
+        <translation>
+            <numerusform>%n 个 GGUF 文件；按 %1 个 token 的上下文估算内存，对比本机 %2</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>This repo has no GGUF files.</source>
+        <translation>此仓库没有 GGUF 文件。</translation>
+    </message>
+</context>
+<context>
     <name>ModelLibraryDialog</name>
     <message>
         <source>Model</source>
@@ -1468,8 +1690,8 @@
         <translation>主题</translation>
     </message>
     <message>
-        <source>≈ %1 MB for this context (KV cache) + %2 MB of weights</source>
-        <translation>此上下文约需 %1 MB（KV 缓存）+ %2 MB 权重</translation>
+        <source>≈ %1 for this context (KV cache) + %2 of weights</source>
+        <translation>此上下文约需 %1（KV 缓存）+ %2 权重</translation>
     </message>
 </context>
 <context>

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.text import format_bytes
 from app.engine.library import LibraryCache, ModelInfo, scan_models
 
 
@@ -38,10 +39,8 @@ class _Relay(QObject):
 
 
 def size_label(n: int) -> str:
-    for div, unit in ((1 << 30, "GB"), (1 << 20, "MB"), (1 << 10, "KB")):
-        if n >= div:
-            return f"{n / div:.1f} {unit}"
-    return f"{n} B"
+    """Decimal units, as everywhere in Brook (``app.core.text.format_bytes``)."""
+    return format_bytes(n)
 
 
 class ModelLibraryDialog(QDialog):

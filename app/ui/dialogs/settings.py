@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from app.core.chat.presets import BUILTIN, preset
 from app.core.settings import AppSettings
 from app.core.streaming.watchdog import retune
+from app.core.text import format_bytes
 from app.ui.dialogs.sampling_form import SamplingForm, dspin, help_text, spin
 
 
@@ -156,9 +157,8 @@ class SettingsDialog(QDialog):
         if need is None:
             self.memory.setText("")
             return
-        weights = self.model.size_bytes / 2**20
-        self.memory.setText(self.tr("≈ %1 MB for this context (KV cache) + %2 MB of weights")
-                            .replace("%1", f"{need / 2**20:,.0f}").replace("%2", f"{weights:,.0f}"))
+        self.memory.setText(self.tr("≈ %1 for this context (KV cache) + %2 of weights")
+                            .replace("%1", format_bytes(need)).replace("%2", format_bytes(self.model.size_bytes)))
 
     def restore_defaults(self) -> None:
         """Every field back to ``AppSettings()``'s value (nothing is saved until OK)."""

@@ -51,9 +51,9 @@ def test_context_window_shows_the_memory_it_needs(qtbot) -> None:
     info = ModelInfo("/m.gguf", "m.gguf", 100 * 2**20, n_layers=30, n_embd=576, n_head=9, n_head_kv=3)
     dlg = SettingsDialog(AppSettings(n_ctx=4096), model=info)
     qtbot.addWidget(dlg)
-    assert dlg.memory.text() == "≈ 90 MB for this context (KV cache) + 100 MB of weights"
+    assert dlg.memory.text() == "≈ 94 MB for this context (KV cache) + 105 MB of weights"   # decimal MB
     dlg.n_ctx.setValue(8192)
-    assert dlg.memory.text().startswith("≈ 180 MB")
+    assert dlg.memory.text().startswith("≈ 189 MB")
 
 
 def test_the_watchdog_threshold_applies_to_the_running_watchdog(qtbot, qloop, monkeypatch) -> None:
