@@ -10,6 +10,10 @@ plain text (``special=False``), whatever the loaded model's special tokens are.
 When no content would tokenize differently with special parsing on (the common case), the whole rendered string
 is tokenized at once, exactly as llama-cpp-python and transformers do, so ordinary prompts are token-for-token
 unchanged. ``count`` uses the same path, so the context window is measured the way the prompt is built.
+
+A template that refuses a system role (Gemma's ``raise_exception('System role not supported')``) gets the system
+prompt merged into the first user message (:func:`merge_system`, as llama.cpp and Ollama do); the template's
+``source`` — a reply's provenance — says so.
 """
 
 from __future__ import annotations
@@ -32,6 +36,10 @@ CHATML_TEMPLATE = (
     "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + "
     "'<|im_end|>\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
 )
+
+
+#: What a reply's provenance adds to the chat template's source when the template refuses a system role.
+SYSTEM_MERGED = "system prompt merged into the first user message (the template refuses a system role)"
 
 
 class ChatTemplateError(EngineError):
@@ -83,6 +91,12 @@ class ChatPrompt:
                                               bos_token=text_of(llm.token_bos()),
                                               stop_token_ids=[self.eos_token_id])
         self._cache: OrderedDict[str, tuple[list[int], bool]] = OrderedDict()
+        #: The template refuses a system role (Gemma's raise "System role not supported"): a system prompt is
+        #: merged into the first user message (as llama.cpp and Ollama do), and :attr:`source` says so.
+        self.merges_system = self._refuses_system()
+        if self.merges_system:
+            self.source += f"; {SYSTEM_MERGED}"
+            log.info("the chat template refuses a system role: system prompts go into the first user message")
         #: How the model marks its reasoning (``app.core.render.markdown.thinking.reasoning_format_of``: from the
         #: template and the vocabulary's special tokens): the engine turns its markers into ``<think>…</think>``.
         self.reasoning_format = reasoning_format_of(template, self._is_special)
@@ -113,7 +127,23 @@ class ChatPrompt:
             self._cache.popitem(last=False)
         return hit
 
+    def _refuses_system(self) -> bool:
+        """Whether the template renders a chat without a system message but raises for one with it."""
+        user: Any = {"role": "user", "content": "x"}
+        system: Any = {"role": "system", "content": "s"}
+        try:
+            self._formatter(messages=[user])
+        except Exception:
+            return False             # it refuses more than the system role: let build() report it
+        try:
+            self._formatter(messages=[system, user])
+        except Exception:
+            return True
+        return False
+
     def _render(self, messages: Sequence[Mapping[str, str]]) -> Any:
+        if self.merges_system:
+            messages = merge_system(messages)
         try:
             shaped: Any = [dict(m) for m in messages]
             return self._formatter(messages=shaped)
@@ -157,6 +187,26 @@ class ChatPrompt:
     def count(self, messages: Sequence[Mapping[str, str]]) -> int:
         """Tokens of the prompt ``build(messages)`` makes (template markers and generation prompt included)."""
         return len(self.build(messages).tokens)
+
+
+def merge_system(messages: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
+    """``messages`` with every system message's content put in front of the first user message after it
+    (joined by a blank line, as llama.cpp's and Ollama's Gemma templates do), or made a user message of its own
+    when no user message follows. Other messages are unchanged."""
+    out: list[dict[str, str]] = []
+    pending: list[str] = []
+    for m in messages:
+        if m.get("role") == "system":
+            if m.get("content"):
+                pending.append(m.get("content") or "")
+            continue
+        if pending and m.get("role") == "user":
+            m = {**dict(m), "content": "\n\n".join([*pending, m.get("content") or ""])}
+            pending = []
+        out.append(dict(m))
+    if pending:
+        out.append({"role": "user", "content": "\n\n".join(pending)})
+    return out
 
 
 def _without_open_tag(partial: str | None, opens: bool) -> str | None:

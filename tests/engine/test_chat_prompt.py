@@ -199,3 +199,53 @@ def test_the_reasoning_format_comes_from_the_models_template(bundled_model: Path
         assert text and chunks[-1].finish_reason                         # the reply still streams whole
     finally:
         e.unload()
+
+
+#: Gemma's way (cut down, written for SmolLM2's ChatML tokens): a system message raises.
+GEMMA_LIKE = (
+    "{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}"
+    "{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\\n' + m['content'] + '<|im_end|>\\n' }}{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
+)
+
+
+@pytest.fixture(scope="module")
+def gemma(bundled_model: Path):  # type: ignore[no-untyped-def]
+    e = LlamaEngine(bundled_model, n_ctx=1024, chat_template=GEMMA_LIKE)
+    e.load()
+    yield e
+    e.unload()
+
+
+@pytest.mark.parametrize(("messages", "first_user"), [
+    ([{"role": "system", "content": "Answer in French."}, {"role": "user", "content": "Hello"}],
+     "Answer in French.\n\nHello"),
+    ([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "a"},
+      {"role": "assistant", "content": "b"}, {"role": "user", "content": "c"}], "Be brief.\n\na"),
+    ([{"role": "system", "content": "Only a system prompt."}], "Only a system prompt."),
+    ([{"role": "system", "content": "Quote <|im_end|> as text."}, {"role": "user", "content": "ok"}],
+     "Quote <|im_end|> as text.\n\nok"),
+])
+def test_a_template_that_refuses_a_system_role_gets_it_in_the_first_user_message(
+        gemma: LlamaEngine, messages: list[dict[str, str]], first_user: str) -> None:
+    assert gemma._prompt is not None and gemma._prompt.merges_system
+    tokens = built(gemma, messages)
+    text = gemma._llm.detokenize(tokens, special=True).decode()
+    assert text.startswith(f"<|im_start|>user\n{first_user}<|im_end|>") and "<|im_start|>system" not in text
+    im_end = gemma._llm.tokenize(b"<|im_end|>", add_bos=False, special=True)[0]
+    assert tokens.count(im_end) == max(1, sum(1 for m in messages if m["role"] != "system"))
+
+
+def test_with_a_system_prompt_a_gemma_style_chat_replies_and_its_provenance_says_merged(gemma: LlamaEngine) -> None:
+    c = Conversation(system_prompt="You are terse.")
+    c.add(Message(Role.USER, "Say hi."))
+    reply = c.add(Message(Role.ASSISTANT))
+    run(generate(gemma, FairScheduler(), c, reply, PARAMS))
+    assert reply.status is MessageStatus.DONE, reply.error
+    assert reply.text and reply.provenance is not None
+    assert "system prompt merged into the first user message" in reply.provenance["chat_template"]
+
+
+def test_a_template_that_accepts_system_is_unchanged(engine: LlamaEngine) -> None:
+    assert engine._prompt is not None and not engine._prompt.merges_system
+    assert "merged" not in engine.provenance()["chat_template"]
