@@ -408,6 +408,9 @@ class ChatSession:
     def _on_update(self, gen: Generation) -> None:
         self.listener.reply_changed(gen)
         if not gen.reply.status.final:
+            if gen.reply.status is MessageStatus.GENERATING and gen.saved_chunks < 0 and self.store is not None:
+                gen.saved_chunks = 0         # the first chunk is saved at once (the next loop turn: appended
+                asyncio.get_running_loop().call_soon(self._save_first, gen)   # by then), not 1 s later
             return
         if gen.reply.id in self.running:
             self._finish(gen)
@@ -469,6 +472,12 @@ class ChatSession:
                 self.listener.history_changed()
         except Exception as exc:  # the chat goes on even when the disk is full
             self._save_failed(exc)
+
+    def _save_first(self, gen: Generation) -> None:
+        """A reply's first chunk, saved as soon as it arrived: a crash in the reply's first second keeps it."""
+        if gen.reply.id in self.running and gen.saved_chunks != gen.reply.chunks:
+            gen.saved_chunks = gen.reply.chunks
+            self._save(gen.conversation, gen.reply)
 
     def _save_timeline(self, gen: Generation) -> None:
         """When a reply's figures are final (finished or stopped, every chunk painted; ``generate`` notifies that

@@ -26,18 +26,28 @@ class TimelineWriter:
         self.pending: set[asyncio.Future[bytes]] = set()
 
     def save(self, gen: Any) -> None:
-        """Store ``gen``'s (an ``app.core.streaming.generation.Generation``) timeline with its reply; call on the
-        loop, once
-        its figures are final. Failures are logged, never raised (a timeline is a diagnostic)."""
+        """Store ``gen``'s (an ``app.core.streaming.generation.Generation``) timeline with its reply, once its
+        figures are final. On the loop it is encoded on a worker thread; where no loop runs any more or its
+        executor is shut down (the window closing mid-reply) it is encoded and written at once. Failures are
+        logged, never raised (a timeline is a diagnostic)."""
         reply = gen.reply
         if reply.db_id is None:
             return
-        job = asyncio.get_running_loop().run_in_executor(None, timeline_store.encode_metrics, gen.metrics,
-                                                         reply.created)
+        try:
+            loop = asyncio.get_running_loop()
+            job = loop.run_in_executor(None, timeline_store.encode_metrics, gen.metrics, reply.created)
+        except RuntimeError:        # no running event loop, or its executor is shut down: closing
+            done: concurrent.futures.Future[bytes] = concurrent.futures.Future()
+            try:
+                done.set_result(timeline_store.encode_metrics(gen.metrics, reply.created))
+            except Exception as exc:
+                done.set_exception(exc)
+            self._write(gen, done)
+            return
         self.pending.add(job)
         job.add_done_callback(lambda f: self._write(gen, f))
 
-    def _write(self, gen: Any, job: asyncio.Future[bytes]) -> None:
+    def _write(self, gen: Any, job: asyncio.Future[bytes] | concurrent.futures.Future[bytes]) -> None:
         self.pending.discard(job)
         reply = gen.reply
         if job.cancelled() or reply.db_id is None or not any(m is reply for m in gen.conversation.messages):

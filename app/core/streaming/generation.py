@@ -154,6 +154,7 @@ async def generate(engine: ChunkSource, scheduler: FairScheduler, conversation: 
                              maxsize=settings.queue_maxsize, metrics=metrics)
         gid = reply.generation_id = stream.generation_id
         gen.stream = stream
+        metrics.kept = 0
         stream.start()
         append = reply.append
         t0 = loop.time()
@@ -169,6 +170,7 @@ async def generate(engine: ChunkSource, scheduler: FairScheduler, conversation: 
                     append(chunk.text, gid)
                     if chunk.finish_reason:
                         reply.stop_reason = chunk.finish_reason
+                metrics.kept = (metrics.kept or 0) + len(batch)     # what the stored timeline describes
         reply.status = MessageStatus.DONE
         reply.stop_reason = reply.stop_reason or "stop"
     except TimeoutError as exc:

@@ -119,6 +119,9 @@ class StreamMetrics:
     longest_tick_s: float = 0.0
     on_caught_up: Callable[[], None] | None = field(default=None, repr=False)
     final: bool = False                    # set by ``generate`` once the summary is final (stamps complete)
+    #: chunks that reached the reply (``generate`` counts them; None: every chunk dequeued). A Stop can leave
+    #: chunks enqueued (stamped, counted) that never reach the reply: the stored timeline leaves them out.
+    kept: int | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     # worker thread -------------------------------------------------------------------------------------
@@ -192,7 +195,8 @@ class StreamMetrics:
 
     def summary(self) -> ReplySummary:
         """Compute the per-reply figures; safe to call at any time (missing stamps give ``None``)."""
-        s = ReplySummary(chunks=len(self.dequeued), chunks_painted=len(self.painted),
+        dequeued = len(self.dequeued) if self.kept is None else min(self.kept, len(self.dequeued))
+        s = ReplySummary(chunks=dequeued, chunks_painted=len(self.painted),
                          queue_high_water=self.queue_high_water,
                          backpressure_waits=self.backpressure_waits,
                          backpressure_wait_ms=self.backpressure_wait_s * 1000.0,

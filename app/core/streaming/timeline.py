@@ -68,8 +68,11 @@ def _rel(t: float | None, origin: float) -> float | None:
 def snapshot(m: StreamMetrics) -> Timeline:
     """Copy what ``m`` holds now into a ``Timeline`` (O(chunks + ticks)); safe while the stream runs."""
     origin = m.t_slot if m.t_slot is not None else m.t_request
-    produced = _ms(m.produced, origin)
     n_enq = len(m.enqueued)
+    kept = m.kept if m.t_end is not None else None     # the reply has ended: describe what reached it
+    if kept is not None and kept < n_enq:          # chunks a Stop left in the queue never reached the reply
+        n_enq = kept
+    produced = _ms(m.produced[:n_enq] if kept is not None else m.produced, origin)
     depth = np.frombuffer(m.depths[:n_enq], dtype=np.int32).astype(np.int64)
     chars = np.frombuffer(m.chars[:n_enq], dtype=np.int32).astype(np.int64)
     wait = np.zeros(n_enq)
@@ -83,7 +86,8 @@ def snapshot(m: StreamMetrics) -> Timeline:
     tick_cost = np.frombuffer(m.tick_cost[:n_ticks], dtype=np.float64) * 1000.0
     tick_chunks = np.array(m.tick_chunks[:n_ticks], dtype=np.int64)
     prefill = (0.0, float(produced[0])) if len(produced) and m.t_slot is not None else None
-    return Timeline(origin, produced, _ms(m.enqueued, origin), _ms(m.dequeued, origin), _ms(m.painted, origin),
+    enqueued, dequeued = m.enqueued[:n_enq], m.dequeued[:n_enq]
+    return Timeline(origin, produced, _ms(enqueued, origin), _ms(dequeued, origin), _ms(m.painted[:n_enq], origin),
                     depth, wait, chars, tick_at, tick_cost, tick_chunks, (m.t_request - origin) * 1000.0,
                     prefill, _rel(m.t_end, origin), _rel(m.t_stop, origin), _rel(m.t_worker_done, origin))
 
