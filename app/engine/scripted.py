@@ -56,9 +56,9 @@ class ScriptedEngine:
       (``app.core.render.markdown.thinking``: ``"mistral"`` ``[THINK]…[/THINK]``, ``"harmony"`` gpt-oss channels);
       the reply's text has them as ``<think>…</think>``, as ``LlamaEngine.stream`` gives them.
 
-    ``calls`` keeps the last 32 prompts (for tests); ``n_calls`` counts them all; ``active`` / ``max_active``
-    count concurrent generations; ``last_stop_t`` is when the last generation saw its stop event
-    (``perf_counter`` seconds).
+    ``calls`` keeps the last 32 prompts and ``last_params`` the last parameters (for tests); ``n_calls`` counts
+    them all; ``active`` / ``max_active`` count concurrent generations; ``last_stop_t`` is when the last
+    generation saw its stop event (``perf_counter`` seconds).
     """
 
     max_concurrency = 1
@@ -86,6 +86,7 @@ class ScriptedEngine:
         self.reasoning_format = reasoning_format
         self._loaded = False
         self.calls: deque[list[dict[str, str]]] = deque(maxlen=32)   # the last prompts it was given (tests)
+        self.last_params: GenerationParams | None = None              # and the last sampling parameters
         self.n_calls = 0
         self.active = 0                               # generations running right now
         self.max_active = 0
@@ -163,6 +164,7 @@ class ScriptedEngine:
         if not self._loaded:
             raise EngineNotLoadedError("The model is not loaded yet.")
         self.calls.append([dict(m) for m in messages])
+        self.last_params = params
         self.n_calls += 1
         with self._lock:
             self.active += 1

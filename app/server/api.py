@@ -1,14 +1,14 @@
 """Brook's model for other apps: an OpenAI-compatible API on Starlette (the ASGI stack ``llama_cpp.server`` uses).
 
-``GET /v1/models`` and ``POST /v1/chat/completions`` (streaming as SSE, or one JSON answer). Every request goes
-through the engine's ``FairScheduler`` (``scheduler_for(engine)``), the one the window uses: a window reply and
-an API request wait in FIFO order. Each reply runs in a ``TokenStream`` worker; a client that disconnects
-(streaming or not) cancels the reply's task, whose cleanup calls ``TokenStream.request_stop`` — the same stop
-path as the Stop button — so its generation stops within one token.
+``GET /v1/models``, ``GET /v1/models/{id}`` and ``POST /v1/chat/completions`` (streaming as SSE, or one JSON
+answer). Every request goes through the engine's ``FairScheduler`` (``scheduler_for(engine)``), the one the
+window uses: a window reply and an API request wait in FIFO order. Each reply runs in a ``TokenStream`` worker;
+a client that disconnects (streaming or not) cancels the reply's task, whose cleanup calls
+``TokenStream.request_stop`` — the same stop path as the Stop button — so its generation stops within one token.
 
 Security: an optional API key (``Authorization: Bearer …``, compared in constant time), a request body limit
-(bytes), a ``max_tokens`` limit, no CORS unless origins are given, and OpenAI-shaped 4xx/5xx errors (never a
-traceback; the log keeps it).
+(bytes), a ``max_tokens`` limit, no CORS unless origins are given (then any request header: browser clients send
+their own), and OpenAI-shaped 4xx/5xx errors (never a traceback; the log keeps it).
 """
 
 from __future__ import annotations
@@ -65,6 +65,11 @@ class ServerOptions:
 
 
 _ids = itertools.count(1)
+
+
+def _model_object(name: str) -> dict[str, Any]:
+    """OpenAI's model object for the model Brook serves."""
+    return {"id": name, "object": "model", "created": 0, "owned_by": "brook"}
 
 
 def _error_response(err: APIError) -> JSONResponse:
@@ -137,11 +142,13 @@ class BrookAPI:
         self._tasks: set[asyncio.Task[Any]] = set()
         middleware = []
         if self.options.cors_origins:
+            # any request header, as llama.cpp's server allows: browser clients send their own (the OpenAI
+            # JavaScript SDK's x-stainless-*, OpenAI-Organization …); the origins are what CORS restricts
             middleware.append(Middleware(CORSMiddleware, allow_origins=list(self.options.cors_origins),
-                                         allow_methods=["GET", "POST"], allow_headers=["Authorization",
-                                                                                       "Content-Type"]))
+                                         allow_methods=["GET", "POST"], allow_headers=["*"]))
         self.app = Starlette(
             routes=[Route("/v1/models", self.models, methods=["GET"]),
+                    Route("/v1/models/{model_id:path}", self.model, methods=["GET"]),
                     Route("/v1/chat/completions", self.chat_completions, methods=["POST"]),
                     Route("/health", self.health, methods=["GET"])],
             middleware=middleware,
@@ -196,8 +203,20 @@ class BrookAPI:
             engine = self._engine()
         except APIError as err:
             return _error_response(err)
-        return JSONResponse({"object": "list", "data": [
-            {"id": engine.name, "object": "model", "created": 0, "owned_by": "brook"}]})
+        return JSONResponse({"object": "list", "data": [_model_object(engine.name)]})
+
+    async def model(self, request: Request) -> Response:
+        """``GET /v1/models/{id}`` (OpenAI's retrieve): the model object, or 404 for another id."""
+        try:
+            self._check_key(request)
+            engine = self._engine()
+            model_id = request.path_params["model_id"]
+            if model_id != engine.name:
+                raise APIError(404, f"The model '{model_id}' does not exist on this server; it serves: "
+                               f"{engine.name}.", param="model", code="model_not_found")
+        except APIError as err:
+            return _error_response(err)
+        return JSONResponse(_model_object(engine.name))
 
     async def chat_completions(self, request: Request) -> Response:
         try:

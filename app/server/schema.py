@@ -4,7 +4,9 @@
 Accepted ``POST /v1/chat/completions`` fields (others are ignored, as OpenAI clients send many): ``model``,
 ``messages`` (roles system/developer/user/assistant; ``content`` a string or a list of ``{"type": "text"}``
 parts), ``stream``, ``stream_options.include_usage``, ``temperature`` (0-2), ``top_p`` (0-1), ``max_tokens`` /
-``max_completion_tokens`` (1 to the server's limit), ``seed``, ``stop`` (a string or up to 4), ``n`` (only 1),
+``max_completion_tokens`` (1 to the server's limit), ``seed``, ``stop`` (a string or a list of up to
+:data:`MAX_STOP_STRINGS`: OpenAI allows 4, llama.cpp any number, and clients such as SillyTavern send more),
+``n`` (only 1),
 and llama.cpp's ``top_k`` / ``repeat_penalty``.
 """
 
@@ -14,6 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.core.types import GenerationParams
+
+#: Most stop strings a request may give (OpenAI's limit is 4; llama.cpp has none; this bounds the work).
+MAX_STOP_STRINGS = 64
 
 
 class APIError(Exception):
@@ -130,10 +135,10 @@ def parse_chat_request(body: Any, *, models: list[str], max_tokens_limit: int,
         stops: tuple[str, ...] = ()
     elif isinstance(stop, str):
         stops = (stop,)
-    elif isinstance(stop, list) and len(stop) <= 4 and all(isinstance(s, str) for s in stop):
-        stops = tuple(stop)
+    elif isinstance(stop, list) and len(stop) <= MAX_STOP_STRINGS and all(isinstance(s, str) for s in stop):
+        stops = tuple(s for s in stop if s)         # an empty stop string would end every reply at once
     else:
-        raise APIError(400, "'stop' must be a string or a list of up to 4 strings.", param="stop")
+        raise APIError(400, f"'stop' must be a string or a list of up to {MAX_STOP_STRINGS} strings.", param="stop")
     d = GenerationParams()
     params = GenerationParams(
         temperature=_number(body, "temperature", 0.0, 2.0, d.temperature),
