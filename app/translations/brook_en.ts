@@ -2,24 +2,7 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="en">
 <context>
-    <name>ContextMeter</name>
-    <message numerus="yes">
-        <source>%n old message(s) left out</source>
-        <translation>
-            <numerusform>%n old message left out</numerusform>
-            <numerusform>%n old messages left out</numerusform>
-        </translation>
-    </message>
-</context>
-<context>
-    <name>DailyFeatures</name>
-    <message numerus="yes">
-        <source>%n message(s) waiting: sent when the reply ends</source>
-        <translation>
-            <numerusform>%n message waiting: sent when the reply ends</numerusform>
-            <numerusform>%n messages waiting: sent when the reply ends</numerusform>
-        </translation>
-    </message>
+    <name>ChatCommands</name>
     <message numerus="yes">
         <source>Imported %n chat(s)</source>
         <translation>
@@ -32,6 +15,16 @@
         <translation>
             <numerusform>%n already in the history skipped</numerusform>
             <numerusform>%n already in the history skipped</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>ContextMeter</name>
+    <message numerus="yes">
+        <source>%n old message(s) left out</source>
+        <translation>
+            <numerusform>%n old message left out</numerusform>
+            <numerusform>%n old messages left out</numerusform>
         </translation>
     </message>
 </context>
@@ -83,6 +76,16 @@
         <translation>
             <numerusform>%n message found</numerusform>
             <numerusform>%n messages found</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>Sending</name>
+    <message numerus="yes">
+        <source>%n message(s) waiting: sent when the reply ends</source>
+        <translation>
+            <numerusform>%n message waiting: sent when the reply ends</numerusform>
+            <numerusform>%n messages waiting: sent when the reply ends</numerusform>
         </translation>
     </message>
 </context>

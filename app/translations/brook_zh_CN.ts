@@ -2,6 +2,41 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name>Appearance</name>
+    <message>
+        <source>Follow the system</source>
+        <translation>跟随系统</translation>
+    </message>
+    <message>
+        <source>Light</source>
+        <translation>浅色</translation>
+    </message>
+    <message>
+        <source>Dark</source>
+        <translation>深色</translation>
+    </message>
+    <message>
+        <source>&amp;Larger text</source>
+        <translation>放大文字(&amp;L)</translation>
+    </message>
+    <message>
+        <source>&amp;Smaller text</source>
+        <translation>缩小文字(&amp;S)</translation>
+    </message>
+    <message>
+        <source>&amp;Normal text size</source>
+        <translation>默认文字大小(&amp;N)</translation>
+    </message>
+    <message>
+        <source>&amp;Theme</source>
+        <translation>主题(&amp;T)</translation>
+    </message>
+    <message>
+        <source>Text size %1 %</source>
+        <translation>文字大小 %1%</translation>
+    </message>
+</context>
+<context>
     <name>AttachmentsBar</name>
     <message>
         <source>Attach text files (code, markdown, logs, CSV)…</source>
@@ -31,6 +66,57 @@
     <message>
         <source>pasted text</source>
         <translation>粘贴的文本</translation>
+    </message>
+</context>
+<context>
+    <name>ChatCommands</name>
+    <message>
+        <source>Export</source>
+        <translation>导出</translation>
+    </message>
+    <message>
+        <source>There is no saved chat to export yet.</source>
+        <translation>还没有可导出的已保存对话。</translation>
+    </message>
+    <message>
+        <source>Export to folder</source>
+        <translation>导出到文件夹</translation>
+    </message>
+    <message>
+        <source>Saved %1</source>
+        <translation>已保存 %1</translation>
+    </message>
+    <message>
+        <source>Import chats</source>
+        <translation>导入对话</translation>
+    </message>
+    <message>
+        <source>Brook chat export (*.json)</source>
+        <translation>Brook 对话导出文件 (*.json)</translation>
+    </message>
+    <message>
+        <source>Import</source>
+        <translation>导入</translation>
+    </message>
+    <message numerus="yes">
+        <source>Imported %n chat(s)</source>
+        <translation>
+            <numerusform>已导入 %n 个对话</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n already in the history skipped</source>
+        <translation>
+            <numerusform>跳过 %n 个已在历史中的对话</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Rename chat</source>
+        <translation>重命名对话</translation>
+    </message>
+    <message>
+        <source>Title</source>
+        <translation>标题</translation>
     </message>
 </context>
 <context>
@@ -201,171 +287,6 @@
     <message>
         <source>almost full</source>
         <translation>快满了</translation>
-    </message>
-</context>
-<context>
-    <name>DailyFeatures</name>
-    <message numerus="yes">
-        <source>%n message(s) waiting: sent when the reply ends</source>
-        <translation>
-            <numerusform>%n 条消息等待中：回复结束后发送</numerusform>
-        </translation>
-    </message>
-    <message>
-        <source>&amp;File</source>
-        <translation>文件(&amp;F)</translation>
-    </message>
-    <message>
-        <source>Models</source>
-        <translation>模型</translation>
-    </message>
-    <message>
-        <source>Model &amp;library…</source>
-        <translation>模型库(&amp;L)…</translation>
-    </message>
-    <message>
-        <source>Recent models</source>
-        <translation>最近使用的模型</translation>
-    </message>
-    <message>
-        <source>Use the &amp;bundled model</source>
-        <translation>使用内置模型(&amp;B)</translation>
-    </message>
-    <message>
-        <source>&amp;Unload the model (free its memory)</source>
-        <translation>卸载模型（释放内存）(&amp;U)</translation>
-    </message>
-    <message>
-        <source>&amp;Export this chat…</source>
-        <translation>导出此对话(&amp;E)…</translation>
-    </message>
-    <message>
-        <source>Export &amp;all chats…</source>
-        <translation>导出全部对话(&amp;A)…</translation>
-    </message>
-    <message>
-        <source>&amp;Import chats (JSON)…</source>
-        <translation>导入对话 (JSON)(&amp;I)…</translation>
-    </message>
-    <message>
-        <source>&amp;Chat</source>
-        <translation>对话(&amp;C)</translation>
-    </message>
-    <message>
-        <source>&amp;Search all chats</source>
-        <translation>搜索所有对话(&amp;S)</translation>
-    </message>
-    <message>
-        <source>Chat &amp;settings (system prompt, preset)…</source>
-        <translation>对话设置（系统提示词、预设）(&amp;S)…</translation>
-    </message>
-    <message>
-        <source>Re&amp;name chat…</source>
-        <translation>重命名对话(&amp;N)…</translation>
-    </message>
-    <message>
-        <source>&amp;View</source>
-        <translation>视图(&amp;V)</translation>
-    </message>
-    <message>
-        <source>&amp;Larger text</source>
-        <translation>放大文字(&amp;L)</translation>
-    </message>
-    <message>
-        <source>&amp;Smaller text</source>
-        <translation>缩小文字(&amp;S)</translation>
-    </message>
-    <message>
-        <source>&amp;Normal text size</source>
-        <translation>默认文字大小(&amp;N)</translation>
-    </message>
-    <message>
-        <source>&amp;Theme</source>
-        <translation>主题(&amp;T)</translation>
-    </message>
-    <message>
-        <source>Follow the system</source>
-        <translation>跟随系统</translation>
-    </message>
-    <message>
-        <source>Light</source>
-        <translation>浅色</translation>
-    </message>
-    <message>
-        <source>Dark</source>
-        <translation>深色</translation>
-    </message>
-    <message>
-        <source>&amp;Help</source>
-        <translation>帮助(&amp;H)</translation>
-    </message>
-    <message>
-        <source>&amp;Keyboard shortcuts</source>
-        <translation>键盘快捷键(&amp;K)</translation>
-    </message>
-    <message>
-        <source>&amp;About Brook</source>
-        <translation>关于 Brook(&amp;A)</translation>
-    </message>
-    <message>
-        <source>Bundled model</source>
-        <translation>内置模型</translation>
-    </message>
-    <message>
-        <source>(none yet)</source>
-        <translation>（暂无）</translation>
-    </message>
-    <message>
-        <source>Export</source>
-        <translation>导出</translation>
-    </message>
-    <message>
-        <source>There is no saved chat to export yet.</source>
-        <translation>还没有可导出的已保存对话。</translation>
-    </message>
-    <message>
-        <source>Export to folder</source>
-        <translation>导出到文件夹</translation>
-    </message>
-    <message>
-        <source>Saved %1</source>
-        <translation>已保存 %1</translation>
-    </message>
-    <message>
-        <source>Import chats</source>
-        <translation>导入对话</translation>
-    </message>
-    <message>
-        <source>Brook chat export (*.json)</source>
-        <translation>Brook 对话导出文件 (*.json)</translation>
-    </message>
-    <message>
-        <source>Import</source>
-        <translation>导入</translation>
-    </message>
-    <message numerus="yes">
-        <source>Imported %n chat(s)</source>
-        <translation>
-            <numerusform>已导入 %n 个对话</numerusform>
-        </translation>
-    </message>
-    <message numerus="yes">
-        <source>%n already in the history skipped</source>
-        <translation>
-            <numerusform>跳过 %n 个已在历史中的对话</numerusform>
-        </translation>
-    </message>
-    <message>
-        <source>Rename chat</source>
-        <translation>重命名对话</translation>
-    </message>
-    <message>
-        <source>Title</source>
-        <translation>标题</translation>
-    </message>
-    <message>
-        <source>Text size %1 %</source>
-        <translation>文字大小 %1%</translation>
     </message>
 </context>
 <context>
@@ -682,10 +603,6 @@
         <translation>回复的每个数据块在哪里等待：时间线、队列、渲染周期、卡顿 (Ctrl+Shift+I)</translation>
     </message>
     <message>
-        <source>&amp;View</source>
-        <translation>视图(&amp;V)</translation>
-    </message>
-    <message>
         <source>produced</source>
         <extracomment>The four stamps of a chunk: (Timeline attribute, label, colour); labels translated where drawn (&quot;Inspector&quot;).</extracomment>
         <translation>生成</translation>
@@ -803,6 +720,18 @@
         <translation>退出(&amp;Q)</translation>
     </message>
     <message>
+        <source>&amp;Export this chat…</source>
+        <translation>导出此对话(&amp;E)…</translation>
+    </message>
+    <message>
+        <source>Export &amp;all chats…</source>
+        <translation>导出全部对话(&amp;A)…</translation>
+    </message>
+    <message>
+        <source>&amp;Import chats (JSON)…</source>
+        <translation>导入对话 (JSON)(&amp;I)…</translation>
+    </message>
+    <message>
         <source>&amp;Regenerate last reply</source>
         <translation>重新生成上一条回复(&amp;R)</translation>
     </message>
@@ -833,11 +762,24 @@
     </message>
     <message>
         <source>&amp;File</source>
+        <extracomment>Each menu&apos;s title (the source text; shown translated, context &quot;MainWindow&quot;).</extracomment>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
         <source>&amp;Chat</source>
         <translation>对话(&amp;C)</translation>
+    </message>
+    <message>
+        <source>&amp;View</source>
+        <translation>视图(&amp;V)</translation>
+    </message>
+    <message>
+        <source>&amp;Server</source>
+        <translation>服务器(&amp;E)</translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation>帮助(&amp;H)</translation>
     </message>
     <message>
         <source>waiting for the model…</source>
@@ -850,6 +792,26 @@
     <message>
         <source>generating…</source>
         <translation>正在生成…</translation>
+    </message>
+    <message>
+        <source>&amp;Search all chats</source>
+        <translation>搜索所有对话(&amp;S)</translation>
+    </message>
+    <message>
+        <source>Chat &amp;settings (system prompt, preset)…</source>
+        <translation>对话设置（系统提示词、预设）(&amp;S)…</translation>
+    </message>
+    <message>
+        <source>Re&amp;name chat…</source>
+        <translation>重命名对话(&amp;N)…</translation>
+    </message>
+    <message>
+        <source>&amp;Keyboard shortcuts</source>
+        <translation>键盘快捷键(&amp;K)</translation>
+    </message>
+    <message>
+        <source>&amp;About Brook</source>
+        <translation>关于 Brook(&amp;A)</translation>
     </message>
     <message>
         <source>Open a GGUF model</source>
@@ -1276,6 +1238,37 @@
     </message>
 </context>
 <context>
+    <name>ModelsMenu</name>
+    <message>
+        <source>Models</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Model &amp;library…</source>
+        <translation>模型库(&amp;L)…</translation>
+    </message>
+    <message>
+        <source>Recent models</source>
+        <translation>最近使用的模型</translation>
+    </message>
+    <message>
+        <source>Use the &amp;bundled model</source>
+        <translation>使用内置模型(&amp;B)</translation>
+    </message>
+    <message>
+        <source>&amp;Unload the model (free its memory)</source>
+        <translation>卸载模型（释放内存）(&amp;U)</translation>
+    </message>
+    <message>
+        <source>Bundled model</source>
+        <translation>内置模型</translation>
+    </message>
+    <message>
+        <source>(none yet)</source>
+        <translation>（暂无）</translation>
+    </message>
+</context>
+<context>
     <name>Notes</name>
     <message>
         <source>The oldest message was left out of this reply&apos;s prompt: the chat no longer fits the model&apos;s context window. Start a new chat, or paste the part that matters again.</source>
@@ -1464,7 +1457,7 @@
     <name>SearchPanel</name>
     <message>
         <source>Search all chats…</source>
-        <extracomment>Typing pause before the query runs (ms).</extracomment>
+        <extracomment>How long a search hit&apos;s message stays outlined after it was opened (ms). Typing pause before the query runs (ms).</extracomment>
         <translation>搜索所有对话…</translation>
     </message>
     <message>
@@ -1501,11 +1494,16 @@
     </message>
 </context>
 <context>
-    <name>ServerMenu</name>
-    <message>
-        <source>&amp;Server</source>
-        <translation>服务器(&amp;E)</translation>
+    <name>Sending</name>
+    <message numerus="yes">
+        <source>%n message(s) waiting: sent when the reply ends</source>
+        <translation>
+            <numerusform>%n 条消息等待中：回复结束后发送</numerusform>
+        </translation>
     </message>
+</context>
+<context>
+    <name>ServerMenu</name>
     <message>
         <source>Connect to a server…</source>
         <translation>连接到服务器…</translation>

@@ -21,7 +21,7 @@ def test_meter_follows_the_draft_and_equals_the_engines_count(qtbot, qloop, bund
     w.show()
     try:
         assert qloop.run_until_complete(asyncio.wait_for(w.load_model(), 120))
-        meter = w.features.context_meter
+        meter = w.context_meter
         w.input.setPlainText("How long is the Great Wall of China?")
         expected = measure(engine, w.conversation, w.input.toPlainText(), w.settings.generation).used
         assert expected > 0

@@ -2,8 +2,8 @@
 next message loads it again (a few seconds). Off by default (``AppSettings.idle_unload_minutes`` = 0).
 
 ``IdleUnloader`` is a timer on the event loop: ``touch()`` (after each reply, and after a load) restarts it; when
-it fires while a reply is generating, it waits another period. ``unload`` / ``reload`` are the session's
-(``unload_model`` / ``ChatSession.load``); ``unloaded`` tells the caller to reload before the next send.
+it fires while a reply is generating, it waits another period. ``unload`` is the session's ``ChatSession.unload``;
+``unloaded`` tells the caller to load again (``ChatSession.load``) before the next send.
 """
 
 from __future__ import annotations
@@ -45,16 +45,3 @@ class IdleUnloader:
         self.unloaded = True
         self._task = asyncio.ensure_future(self.unload())
 
-
-async def unload_model(session: Any) -> None:
-    """Unload ``session``'s engine once its workers have ended; the session shows "unloaded" and the next send
-    loads the model again (``ChatSession.load``)."""
-    for g in [*getattr(session, "_unwinding", []), *session.running.values()]:
-        if g.stream is not None:
-            await g.stream.wait_closed()
-    loaded = getattr(session, "_loaded", None)
-    if loaded is not None:
-        loaded.clear()
-    await asyncio.get_running_loop().run_in_executor(None, session.engine.unload)
-    session.model_state = "unloaded"
-    session.listener.model_state_changed("unloaded")

@@ -187,6 +187,16 @@ class ChatSession:
         self._loaded.set()
         return True
 
+    async def unload(self) -> None:
+        """Free the engine's memory once every reply's worker has ended: ``model_state`` becomes "unloaded" and
+        the next reply waits for ``load()`` (idle unload, File → Models → Unload)."""
+        for g in [*self._unwinding, *self.running.values()]:
+            if g.stream is not None:
+                await g.stream.wait_closed()
+        self._loaded.clear()
+        await asyncio.get_running_loop().run_in_executor(None, self.engine.unload)
+        self._set_model_state("unloaded")
+
     def cancel_load(self) -> bool:
         """Cancel the model load in progress (thread-safe): the engine stops at its next progress report and
         frees what it loaded; ``switch_engine`` then loads the previous model again. False when nothing loads."""

@@ -6,23 +6,40 @@ tokens ✕") above the input; on send they are added to the message (``app.core.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt
 from PySide6.QtGui import QDropEvent, QGuiApplication, QKeyEvent, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QStyle, QToolButton, QWidget
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QStyle,
+    QToolButton,
+    QWidget,
+)
 
 from app.core.chat.attachments import LONG_PASTE_CHARS, Attachment, AttachmentError, compose, read_attachment
+from app.core.chat.session import ChatSession
 
 #: Count tokens right away only below this many characters (the count runs on the loop thread).
 COUNT_LIMIT = 200_000
 
 
 class AttachmentsBar(QWidget):
-    def __init__(self, window: Any, parent: QWidget | None = None) -> None:
+    """The chips of the message being typed; ``button`` (📎) is placed beside the input by the window.
+
+    Args:
+        session: its engine counts an attachment's tokens (when loaded and it has ``count_tokens``).
+        input: the message box the attachments are composed into on send.
+    """
+
+    def __init__(self, session: ChatSession, input: QPlainTextEdit, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("attachments")
-        self.w = window
+        self.session = session
+        self.input = input
         self.items: list[Attachment] = []
         self.row = QHBoxLayout(self)
         self.row.setContentsMargins(12, 4, 12, 0)
@@ -40,7 +57,7 @@ class AttachmentsBar(QWidget):
 
     # adding ----------------------------------------------------------------------------------------------
     def pick(self) -> None:
-        paths, _ = QFileDialog.getOpenFileNames(self.w, self.tr("Attach text files"), str(Path.home()))
+        paths, _ = QFileDialog.getOpenFileNames(self.window(), self.tr("Attach text files"), str(Path.home()))
         for p in paths:
             self.add_file(p)
 
@@ -55,8 +72,9 @@ class AttachmentsBar(QWidget):
         return self.add(att)
 
     def add(self, att: Attachment) -> Attachment:
-        count = getattr(self.w.engine, "count_tokens", None)
-        if att.tokens is None and callable(count) and len(att.text) <= COUNT_LIMIT and self.w.engine.loaded:
+        engine = self.session.engine
+        count = getattr(engine, "count_tokens", None)
+        if att.tokens is None and callable(count) and len(att.text) <= COUNT_LIMIT and engine.loaded:
             try:
                 att = Attachment(att.name, att.text, att.language, count(att.text))
             except Exception:
@@ -96,8 +114,8 @@ class AttachmentsBar(QWidget):
     def compose_into_input(self) -> None:
         """Put the attachments into the input's text just before the window reads it to send."""
         if self.items:
-            text = compose(self.w.input.toPlainText(), self.take())
-            self.w.input.setPlainText(text)
+            text = compose(self.input.toPlainText(), self.take())
+            self.input.setPlainText(text)
 
 
 class InputFilter(QObject):

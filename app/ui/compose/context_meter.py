@@ -11,24 +11,35 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QWidget
 
 from app.core.chat.context_meter import ContextUsage, measure
+from app.core.chat.session import ChatSession
+from app.core.conversation import Conversation
+from app.core.types import GenerationParams
+from app.engine.base import Engine
 
 log = logging.getLogger("brook.ui.context")
 DEBOUNCE_MS = 300
 
 
 class ContextMeter(QLabel):
-    """``schedule()`` after anything that changes the prompt (typing, a reply, another chat, another model)."""
+    """``schedule()`` after anything that changes the prompt (typing, a reply, another chat, another model).
 
-    def __init__(self, window: Any, parent: QWidget | None = None) -> None:
+    Args:
+        session: the chat session whose engine, shown chat and settings are counted.
+        draft: the text being typed (counted with the chat).
+    """
+
+    def __init__(self, session: ChatSession, draft: Callable[[], str], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("contextMeter")
-        self.w = window
+        self.session = session
+        self.draft = draft
         self.usage: ContextUsage | None = None
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -42,7 +53,7 @@ class ContextMeter(QLabel):
         self._timer.start()
 
     def _start(self) -> None:
-        engine = self.w.engine
+        engine = self.session.engine
         countable = hasattr(engine, "prompt_tokens") or hasattr(engine, "count_prompt")   # a model or a server
         if not countable or not getattr(engine, "loaded", False):
             self.hide()
@@ -50,21 +61,21 @@ class ContextMeter(QLabel):
         if self._task is not None and not self._task.done():
             self._again = True                      # count again when this one is done
             return
-        conv, draft = self.w.conversation, self.w.input.toPlainText()
-        params = self.w.settings.generation
+        conv, draft = self.session.conversation, self.draft()
+        params = self.session.settings.generation
         if hasattr(engine, "count_prompt"):
             self._task = asyncio.ensure_future(self._count_on_server(engine, conv, draft, params))
         else:
             self._task = asyncio.get_event_loop().run_in_executor(None, measure, engine, conv, draft, params)
         self._task.add_done_callback(self._done)
 
-    async def _count_on_server(self, engine: Any, conv: Any, draft: str, params: Any) -> ContextUsage | None:
+    async def _count_on_server(self, engine: Engine, conv: Conversation, draft: str,
+                               params: GenerationParams) -> ContextUsage | None:
         """Count on a remote server only while no reply runs there, holding the engine's scheduler slot:
         llama_cpp.server ends a streaming reply when another request comes in (its ``interrupt_requests``), so
         the meter's tokenizer request must never overlap a reply. None: a reply is running (counted after it)."""
-        session = getattr(self.w, "session", None)
-        scheduler = getattr(session, "scheduler", None)
-        if scheduler is None or scheduler.would_wait():
+        scheduler = self.session.scheduler
+        if scheduler.would_wait():
             return None
         slot = await scheduler.acquire()
         try:

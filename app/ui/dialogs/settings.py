@@ -23,8 +23,8 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.chat.presets import BUILTIN, preset
+from app.core.chat.session import ChatSession
 from app.core.settings import AppSettings
-from app.core.streaming.watchdog import retune
 from app.core.text import format_bytes
 from app.ui.dialogs.sampling_form import SamplingForm, dspin, help_text, spin
 
@@ -187,21 +187,17 @@ class SettingsDialog(QDialog):
                        watchdog_threshold_ms=float(self.watchdog.value()))
 
 
-def edit_settings(window: Any) -> bool:
-    """Settings… of ``window`` (a ``MainWindow``): the dialog; on OK the settings are kept and saved, a new
-    watchdog threshold applies to the running event-loop watchdog at once (``app.core.streaming.watchdog.retune``),
-    and a
-    new language to the window at once.
-    Returns whether the settings were changed."""
-    dlg = SettingsDialog(window.settings, window)
+def edit_settings(session: ChatSession, parent: QWidget | None = None) -> AppSettings | None:
+    """Settings… for ``session``: the dialog over ``parent``; on OK the new settings replace the session's and are
+    saved.
+
+    Returns:
+        The settings as they were before, when the user pressed OK (the caller applies what changed at once: the
+        watchdog threshold, the language); None when the dialog was cancelled.
+    """
+    dlg = SettingsDialog(session.settings, parent)
     if not dlg.exec():
-        return False
-    before, window.session.settings = window.settings, dlg.result_settings()
-    window.session.save_settings()
-    if window.settings.watchdog_threshold_ms != before.watchdog_threshold_ms:
-        window.watchdog = retune(window.watchdog, window.settings.watchdog_threshold_ms)
-        window.inspector_dock.inspector.set_watchdog(window.watchdog)
-    features = getattr(window, "features", None)
-    if features is not None:          # a new language applies at once (app.ui.look.retranslate)
-        features.apply_language(window.settings.language)
-    return True
+        return None
+    before, session.settings = session.settings, dlg.result_settings()
+    session.save_settings()
+    return before

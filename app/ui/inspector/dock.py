@@ -38,12 +38,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.chat.session import ChatSession
 from app.core.conversation import Message
 from app.core.errors import BrookError
 from app.core.history import timelines as timeline_store
+from app.core.history.store import Store
 from app.core.streaming.metrics import StreamMetrics
 from app.core.streaming.timeline import Timeline, chunk_texts, figures, figures_of, snapshot, timeline_dict
 from app.ui.inspector.timeline_view import TimelineView
+from app.ui.messages.coalescer import Coalescer
 
 log = logging.getLogger("brook.ui.inspector")
 
@@ -497,19 +500,27 @@ class StreamInspectorDock(QDockWidget):
                 self._show(replies[-1])
 
 
-def install_inspector(window: QMainWindow, coalescer: Any) -> StreamInspectorDock:
-    """Add the stream inspector to ``window``: a dock at the bottom, hidden, toggled by View → Stream inspector
-    (Ctrl+Shift+I), following the replies ``coalescer`` (an ``app.ui.messages.coalescer.Coalescer``) paints. Returns the
-    dock (``dock.inspect(reply)`` shows a chosen reply). A reply's live metrics come from the window's chat
-    session (``session.generation_of``) or, while it is painted, from the coalescer."""
+def install_inspector(window: QMainWindow, coalescer: Coalescer, session: ChatSession | None = None,
+                      store: Store | None = None) -> StreamInspectorDock:
+    """Add the stream inspector to ``window``: a dock at the bottom, hidden, toggled by its
+    ``toggleViewAction()`` (Ctrl+Shift+I, window-wide; the caller puts it in its View menu), following the replies
+    ``coalescer`` paints.
+
+    Args:
+        window: the window the dock docks into.
+        coalescer: the render tick whose painted replies the dock follows.
+        session: where a running reply's live metrics come from (``generation_of``); else from the coalescer.
+        store: where a finished reply's stored timeline is read from (None: only live replies).
+
+    Returns:
+        The dock (``dock.inspect(reply)`` shows a chosen reply).
+    """
 
     def metrics_for(reply: Message) -> StreamMetrics | None:
-        session = getattr(window, "session", None)
         gen = session.generation_of(reply) if session is not None else None
         return gen.metrics if gen is not None else coalescer.metrics_of(reply)
 
     def stored_for(reply: Message) -> dict[str, Any] | None:
-        store = getattr(window, "store", None)
         if store is None or reply.db_id is None or not reply.status.final:
             return None
         try:
@@ -524,12 +535,6 @@ def install_inspector(window: QMainWindow, coalescer: Any) -> StreamInspectorDoc
     action = dock.toggleViewAction()
     dock.name_action()
     action.setShortcut(QKeySequence("Ctrl+Shift+I"))
-    bar = window.menuBar()
-    view_menu = getattr(window, "view_menu", None) or next(   # the window's own View menu (translated)
-        (a.menu() for a in bar.actions() if a.menu() is not None and a.text().replace("&", "") == "View"), None)
-    if view_menu is None:
-        view_menu = bar.addMenu(QCoreApplication.translate("Inspector", "&View"))
-    view_menu.addAction(action)
     window.addAction(action)
     coalescer.painted.connect(dock.on_painted)
     return dock

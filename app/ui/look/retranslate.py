@@ -16,7 +16,7 @@ import functools
 import logging
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
@@ -195,3 +195,45 @@ def core_text(text: str) -> str:
     prefix = "⚠ " if text.startswith("⚠ ") else ""
     found = _from_english(lang)(text[len(prefix):])
     return prefix + found if found is not None else text
+
+
+class LanguageSwitch:
+    """The live language switch of one window: ``apply(setting)`` installs the translator (Settings →
+    Language); the window's ``LanguageChange`` then calls ``retranslate()``.
+
+    Args:
+        root: the window whose texts are translated again.
+        skip: the widgets whose descendants show user content (chats, search snippets, the chat list).
+        rebuilt: builds the composed texts again and lays out the shown chat (its message widgets are new).
+    """
+
+    def __init__(self, root: QWidget, skip: Iterable[QWidget], rebuilt: Callable[[], None]) -> None:
+        from app.ui.look import i18n
+
+        self.root = root
+        self.skip = list(skip)
+        self.rebuilt = rebuilt
+        self.language = i18n.current()      # of the texts shown now
+
+    @staticmethod
+    def apply(setting: str) -> str:
+        """Install the translation ``setting`` names ("system", "en", "zh_CN") when it differs from the one in
+        use; Qt's LanguageChange then reaches ``retranslate``. Returns the language in use."""
+        from app.ui.look import i18n
+
+        if i18n.choose_language(setting) != i18n.current():
+            i18n.install(setting)
+        return i18n.current()
+
+    def retranslate(self) -> int:
+        """The window's texts in the language installed now: every text set with ``tr()`` through the ``.ts``
+        tables (``retranslate_tree``), then ``rebuilt()``. Returns how many texts changed (0: same language)."""
+        from app.ui.look import i18n
+
+        new = i18n.current()
+        if new == self.language:
+            return 0
+        changed = retranslate_tree(self.root, self.language, new, skip=self.skip)
+        self.language = new
+        self.rebuilt()
+        return changed

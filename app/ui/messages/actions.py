@@ -1,9 +1,10 @@
-"""The message menu's operations for a window over a chat session (``window.session``): copy, edit and resend,
+"""The message menu's operations over a chat session: copy, edit and resend,
 delete, regenerate keeping versions, continue, switch versions (``app.core.chat.session_ops``). Also the ‹ 1/2 ›
 version switcher and the provenance tooltip shown on a reply (``decorate``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, QPoint, Qt
@@ -11,18 +12,26 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QInputDialog, QWidget
 
 from app.core.chat import session_ops, versions
+from app.core.chat.session import ChatSession
 from app.core.conversation import Message, Role
 from app.ui.messages.menu import message_menu, provenance_html
 
 
 class MessageActions(QObject):
-    def __init__(self, window: Any) -> None:
-        super().__init__(window)
-        self.w = window
+    """What a message's menu does, on ``session``.
 
-    @property
-    def session(self) -> Any:
-        return self.w.session
+    Args:
+        session: the chat session the operations run on.
+        parent: the widget the edit dialog opens over (and this object's Qt parent).
+        inspect: shows a reply in the stream inspector; None where there is no inspector.
+    """
+
+    def __init__(self, session: ChatSession, parent: QWidget,
+                 inspect: Callable[[Message], None] | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.parent_widget = parent
+        self._inspect = inspect
 
     def can_change(self) -> bool:
         return not self.session.generating and not self.session.closing
@@ -36,7 +45,8 @@ class MessageActions(QObject):
         QGuiApplication.clipboard().setText(msg.text)
 
     def edit(self, msg: Message) -> Message | None:
-        text, ok = QInputDialog.getMultiLineText(self.w, self.tr("Edit and resend"), self.tr("Message"), msg.text)
+        text, ok = QInputDialog.getMultiLineText(self.parent_widget, self.tr("Edit and resend"), self.tr("Message"),
+                                                 msg.text)
         if not ok or not text.strip():
             return None
         return session_ops.edit_and_resend(self.session, msg, text)
@@ -54,11 +64,10 @@ class MessageActions(QObject):
         return session_ops.show_version(self.session, msg, index)
 
     def inspect(self, msg: Message) -> bool:
-        """Show ``msg`` in the window's stream inspector (``app.ui.inspector.dock``); False when it has none."""
-        dock = getattr(self.w, "inspector_dock", None)
-        if dock is None:
+        """Show ``msg`` in the stream inspector (``app.ui.inspector.dock``); False when there is none."""
+        if self._inspect is None:
             return False
-        dock.inspect(msg)
+        self._inspect(msg)
         return True
 
     # the view ----------------------------------------------------------------------------------------------

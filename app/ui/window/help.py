@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 import importlib.metadata
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QMessageBox, QVBoxLayout, QWidget
 
 
@@ -66,3 +66,11 @@ class ShortcutsDialog(QDialog):
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
         lay.addWidget(buttons)
+
+
+def open_shortcuts(parent: QWidget | None) -> ShortcutsDialog:
+    """Show the keyboard shortcuts (not modal, deleted when closed). Returns the dialog."""
+    dlg = ShortcutsDialog(parent)
+    dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    dlg.show()
+    return dlg

@@ -1,20 +1,22 @@
 """The load progress of a model: a small window with the model's name, llama.cpp's own progress (a busy bar
 until the engine reports a fraction), the time so far, and **Cancel**.
 
-``LoadProgressDialog(window)`` follows the window's ``load_state(str)`` and ``load_fraction(float)`` signals.
-It is not modal (the window stays usable while the model loads in its worker thread) and shows only when a load
-takes longer than ``SHOW_AFTER_MS`` (a small model loads in well under a second: no flash). Cancel calls
-``ChatSession.cancel_load()``: llama.cpp aborts its loader at its next progress report and frees what it had
-loaded; when another model was in use, the session loads it again (``ChatSession.switch_engine``).
+``LoadProgressDialog(session, parent)`` is told the session's model state (``set_state``) and the load progress
+(``set_fraction``) by the window. It is not modal (the window stays usable while the model loads in its worker
+thread) and shows only when a load takes longer than ``SHOW_AFTER_MS`` (a small model loads in well under a
+second: no flash). Cancel calls ``ChatSession.cancel_load()``: llama.cpp aborts its loader at its next progress
+report and frees what it had loaded; when another model was in use, the session loads it again
+(``ChatSession.switch_engine``).
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from PySide6.QtCore import QEvent, Qt, QTimer
-from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout
+from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
+
+from app.core.chat.session import ChatSession
 
 #: A load shorter than this (ms) shows no window.
 SHOW_AFTER_MS = 400
@@ -24,9 +26,9 @@ class LoadProgressDialog(QDialog):
     """Public parts (tests read them): ``title``, ``bar``, ``elapsed``, ``cancel_button``; ``fraction``
     (the last reported progress, None until the engine reports one)."""
 
-    def __init__(self, window: Any) -> None:
-        super().__init__(window)
-        self.w = window
+    def __init__(self, session: ChatSession, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
         self.setObjectName("loadProgress")
         self.setModal(False)
         self.setWindowFlag(Qt.WindowType.WindowContextHelpButtonHint, False)
@@ -51,8 +53,6 @@ class LoadProgressDialog(QDialog):
         self._show_timer = QTimer(self, singleShot=True, interval=SHOW_AFTER_MS, timeout=self._show_if_loading)
         self._tick = QTimer(self, interval=200, timeout=self._update_elapsed)
         self.retranslate()
-        window.load_state.connect(self.set_state)
-        window.load_fraction.connect(self.set_fraction)
 
     def retranslate(self) -> None:
         self.setWindowTitle(self.tr("Loading the model"))
@@ -69,7 +69,7 @@ class LoadProgressDialog(QDialog):
             self.retranslate()
 
     def _set_title(self) -> None:
-        self.title.setText(self.tr("Loading %1…").replace("%1", self.w.engine.name))
+        self.title.setText(self.tr("Loading %1…").replace("%1", self.session.engine.name))
 
     def set_state(self, state: str) -> None:
         """The session's model state: "loading" starts (a new load: busy bar, Cancel enabled), else done."""
@@ -108,8 +108,7 @@ class LoadProgressDialog(QDialog):
 
     def cancel(self) -> bool:
         """Cancel the load (the button). True when a load was cancelled."""
-        session = getattr(self.w, "session", None)
-        if session is None or not session.cancel_load():
+        if not self.session.cancel_load():
             return False
         self.cancel_button.setEnabled(False)
         self.cancel_button.setText(self.tr("Cancelling…"))

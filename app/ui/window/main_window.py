@@ -30,14 +30,32 @@ from app.core.chat.session import ChatSession, SessionListener
 from app.core.conversation import Conversation, Message, MessageStatus
 from app.core.errors import BrookError
 from app.core.history.store import Store
-from app.core.settings import AppSettings
+from app.core.settings import AppSettings, data_dir
 from app.core.streaming.generation import Generation
-from app.core.streaming.watchdog import LoopWatchdog
+from app.core.streaming.watchdog import LoopWatchdog, retune
 from app.core.types import GenerationParams
+from app.engine.base import Engine
+from app.ui.compose.attachments_bar import AttachmentsBar, InputFilter
+from app.ui.compose.context_meter import ContextMeter
+from app.ui.inspector.dock import install_inspector
+from app.ui.look.retranslate import LanguageSwitch
 from app.ui.look.style import apply_style, is_dark
+from app.ui.messages.actions import MessageActions
 from app.ui.messages.chat_view import ChatInput, ChatView
 from app.ui.messages.coalescer import Coalescer
+from app.ui.messages.widget import MessageWidget
+from app.ui.window.appearance import Appearance
+from app.ui.window.chat_menu import ChatCommands
+from app.ui.window.help import open_shortcuts, show_about
+from app.ui.window.load_progress import LoadProgressDialog
+from app.ui.window.menus import SEPARATOR, Entry, Item, MenuKey, build_menus
+from app.ui.window.models_menu import ModelsMenu
+from app.ui.window.search_panel import SearchPanel, show_hit
+from app.ui.window.sending import Sending
+from app.ui.window.server_menu import ServerMenu
 from app.ui.window.status_bar import StatusBar
+from app.ui.window.welcome import WelcomeView
+from app.ui.window.window_state import WindowState
 
 log = logging.getLogger("brook.ui")
 
@@ -56,17 +74,23 @@ def _paint_nothing() -> bool:
 class MainWindow(QMainWindow, SessionListener):
     """Brook's window over ``self.session``. ``load_model()`` (a coroutine) loads the engine in the background;
     ``send()`` starts a reply; ``stop()`` stops the shown chat's reply. Signals: ``reply_finished(Message)``
-    when a reply reaches a final status, ``model_ready(bool)`` when loading ends (False on error)."""
+    when a reply reaches a final status, ``model_ready(bool)`` when loading ends (False on error).
+
+    The window builds every widget and declares its menus as data (``_menu_table``); each feature is a small
+    controller given what it works on: ``models`` (File → Models), ``chats`` (export, import, rename, a chat's
+    settings), ``appearance`` (text size, theme), ``sending`` (the send queue, idle unload), ``messages`` (a
+    message's menu), ``server_menu``, ``state`` (delete with Undo, the sidebar, what is restored on restart) and
+    ``language`` (the live language switch)."""
 
     reply_finished = Signal(object)
     model_ready = Signal(bool)
     watchdog: LoopWatchdog | None = None    # the event-loop watchdog (started by the launcher)
-    load_state = Signal(str)        # the session's model state ("loading", "idle", "error", "unloaded")
-    load_fraction = Signal(float)   # load progress, 0..1
 
-    def __init__(self, engine: Any, settings: AppSettings | None = None, store: Store | None = None) -> None:
+    def __init__(self, engine: Engine, settings: AppSettings | None = None, store: Store | None = None) -> None:
         super().__init__()
+        self._styled_dark = is_dark()
         self.session = ChatSession(engine, settings, store, listener=self, opener=self._open_engine)
+        session = self.session
         self.coalescer = Coalescer(self)
         self.coalescer.painted.connect(self._on_painted)
         self.setWindowTitle("Brook")
@@ -74,27 +98,29 @@ class MainWindow(QMainWindow, SessionListener):
         self.setCentralWidget(self._build_body(store is not None))
         self.status = StatusBar(engine.name, self)
         self.setStatusBar(self.status)
-        self._build_actions()
+        self.context_meter = ContextMeter(session, self.input.toPlainText)
+        self.status.addPermanentWidget(self.context_meter)
+        self.load_dialog = LoadProgressDialog(session, self)      # progress and Cancel of a model load
+
+        self.sending = Sending(session, self.status, self)
+        self.models = ModelsMenu(session, self.sending.idle, self)
+        self.chats = ChatCommands(session, self, self.status, self.refresh_history)
+        self.appearance = Appearance(self, session, self.status, self._relayout)
+        self.inspector_dock = install_inspector(self, self.coalescer, session, store)
+        self.messages = MessageActions(session, self, self.inspector_dock.inspect)
+        self.server_menu = ServerMenu(session, self, self._error_notice, self.status)
+        self.state = WindowState(self, session, self.sidebar, self.splitter, self.history, self._delete_action())
+        self.menus = build_menus(self, self._menu_table())
+        self.language = LanguageSwitch(self, [self.chat, self.history, self.search_panel.results],
+                                       self._rebuild_texts)
+        self._wire()
+
         apply_style(self)
-        self._styled_dark = is_dark()
         self._set_send_mode(stop=False)
         self.refresh_history()
         if store is not None and store.problem:
             self.chat.add_notice(f"⚠ {store.problem}", "errorNotice")
-        from app.ui.window.features import (
-            DailyFeatures,  # search, model library, export, chat settings, help (issue 11)
-        )
-
-        self.features = DailyFeatures(self)
-        from app.ui.inspector.dock import install_inspector  # View → Stream inspector, Ctrl+Shift+I (issue 14)
-
-        self.inspector_dock = install_inspector(self, self.coalescer)
-        from app.ui.window.server_menu import ServerMenu  # remote servers and serving this model (issue 12)
-
-        self.server_menu = ServerMenu(self)
-        from app.ui.window.window_state import WindowState  # delete/undo, sidebar, restore on restart
-
-        self.state = WindowState(self)
+        self._refresh_welcome()
         if store is not None:
             self.state.restore()
         self.input.setFocus()
@@ -110,6 +136,7 @@ class MainWindow(QMainWindow, SessionListener):
         self.new_button = QPushButton(self.tr("+  New chat"))
         self.new_button.setToolTip(self.tr("New chat (Ctrl+N)"))
         self.new_button.clicked.connect(self.new_chat)
+        self.search_panel = SearchPanel(self.session.store)
         self.history = QListWidget()
         self.history.setAccessibleName(self.tr("Chats"))
         self.history.setObjectName("history")
@@ -120,6 +147,7 @@ class MainWindow(QMainWindow, SessionListener):
         self.history.itemActivated.connect(self._on_history_item)
         self.history.itemClicked.connect(self._on_history_item)
         side_lay.addWidget(self.new_button)
+        side_lay.addWidget(self.search_panel)
         side_lay.addWidget(self.history, 1)
         side.setMinimumWidth(140)
         side.setMaximumWidth(420)
@@ -135,8 +163,9 @@ class MainWindow(QMainWindow, SessionListener):
         root = QVBoxLayout(central)
         root.setContentsMargins(0, 0, 0, 0)
         root.setSpacing(0)
+        self.welcome = WelcomeView()
+        root.addWidget(self.welcome, 1)
         self.chat = ChatView()
-        self.chat.widget_added.connect(self._wire_message)
         self.chat.setAccessibleName(self.tr("Messages"))
         root.addWidget(self.chat, 1)
         bottom = QWidget()
@@ -145,54 +174,83 @@ class MainWindow(QMainWindow, SessionListener):
         row.setContentsMargins(12, 8, 12, 12)
         self.input = ChatInput()
         self.input.setAccessibleName(self.tr("Message to send"))
-        self.input.submitted.connect(self.send)
-        self.input.escape.connect(self.stop)
         self.send_button = QPushButton(self.tr("Send"))
         self.send_button.setObjectName("sendButton")
         self.send_button.setMinimumWidth(64)
-        self.send_button.clicked.connect(self._on_send_button)
+        self.attachments = AttachmentsBar(self.session, self.input)
+        row.addWidget(self.attachments.button, 0, Qt.AlignmentFlag.AlignBottom)
         row.addWidget(self.input, 1)
         row.addWidget(self.send_button, 0, Qt.AlignmentFlag.AlignBottom)
+        root.addWidget(self.attachments)
         root.addWidget(bottom)
         return splitter
 
-    def _action(self, text: str, slot: Any, shortcut: QKeySequence | QKeySequence.StandardKey | str | None = None,
-                *, window_wide: bool = True) -> QAction:
-        action = QAction(text, self)
-        if shortcut is not None:
-            action.setShortcut(QKeySequence(shortcut))
-        action.triggered.connect(slot)
-        if window_wide:
-            self.addAction(action)
+    def _wire(self) -> None:
+        """The widgets' signals to the session and the features."""
+        self.chat.widget_added.connect(self._wire_message)
+        self.chat.widget_added.connect(self.messages.decorate)
+        self.input.submitted.connect(self.send)
+        self.input.escape.connect(self.stop)
+        self.input.textChanged.connect(self.context_meter.schedule)
+        self._input_filter = InputFilter(self.attachments)
+        self.input.installEventFilter(self._input_filter)
+        self.input.viewport().installEventFilter(self._input_filter)
+        self.send_button.pressed.connect(self.attachments.compose_into_input)   # before clicked reads the input
+        self.send_button.clicked.connect(self._on_send_button)
+        self.search_panel.open_requested.connect(self.open_hit)
+        self.search_panel.closed.connect(self.input.setFocus)
+        self.welcome.prompt_chosen.connect(lambda text: self.send(text))
+
+    def _delete_action(self) -> QAction:
+        """Delete chat: the Delete key while the chat list has the focus (also in the Chat menu)."""
+        action = QAction(self.tr("Delete chat"), self)
+        action.setShortcut(QKeySequence(QKeySequence.StandardKey.Delete))
+        action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        action.triggered.connect(self.delete_selected_chat)
+        self.history.addAction(action)
         return action
 
-    def _build_actions(self) -> None:
-        stop_action = self._action(self.tr("Stop"), self.stop, QKeySequence(Qt.Key.Key_Escape))
-        stop_action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-        new_action = self._action(self.tr("New chat"), self.new_chat, QKeySequence.StandardKey.New)
-        open_action = self._action(self.tr("&Open model (GGUF)…"), self.choose_model, QKeySequence.StandardKey.Open)
-        settings_action = self._action(self.tr("&Settings…"), self.edit_settings, "Ctrl+,")
-        quit_action = self._action(self.tr("&Quit"), self.close, QKeySequence.StandardKey.Quit)
-        regen_action = self._action(self.tr("&Regenerate last reply"), lambda: self.regenerate(), "Ctrl+R")
-        focus_action = self._action(self.tr("Focus input"), self.input.setFocus, "Ctrl+L")
-        self.delete_action = self._action(self.tr("Delete chat"), self.delete_selected_chat,
-                                          QKeySequence.StandardKey.Delete, window_wide=False)
-        self.delete_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        self.history.addAction(self.delete_action)
-        menu = self.menuBar()
-        file_menu = menu.addMenu(self.tr("&File"))
-        for a in (new_action, open_action, settings_action):
-            file_menu.addAction(a)
-        file_menu.addSeparator()
-        file_menu.addAction(quit_action)
-        chat_menu = menu.addMenu(self.tr("&Chat"))
-        for a in (stop_action, regen_action, focus_action):
-            chat_menu.addAction(a)
-        self.file_menu, self.chat_menu = file_menu, chat_menu
+    def _menu_table(self) -> dict[MenuKey, list[Entry]]:
+        """The menu bar, top to bottom (``app.ui.window.menus``)."""
+        state, server = self.state, self.server_menu
+        stop = Item(self.tr("Stop"), self.stop, QKeySequence(Qt.Key.Key_Escape))
+        return {
+            MenuKey.FILE: [
+                self.models.entries(),
+                Item(self.tr("New chat"), self.new_chat, QKeySequence.StandardKey.New),
+                Item(self.tr("&Open model (GGUF)…"), self.choose_model, QKeySequence.StandardKey.Open),
+                Item(self.tr("&Settings…"), self.edit_settings, "Ctrl+,"),
+                SEPARATOR,
+                Item(self.tr("&Quit"), self.close, QKeySequence.StandardKey.Quit),
+                SEPARATOR,
+                Item(self.tr("&Export this chat…"), lambda: self.chats.export(current_only=True), "Ctrl+E"),
+                Item(self.tr("Export &all chats…"), lambda: self.chats.export(current_only=False)),
+                Item(self.tr("&Import chats (JSON)…"), self.chats.import_chats),
+            ],
+            MenuKey.CHAT: [
+                stop,
+                Item(self.tr("&Regenerate last reply"), lambda: self.regenerate(), "Ctrl+R"),
+                Item(self.tr("Focus input"), self.input.setFocus, "Ctrl+L"),
+                SEPARATOR,
+                Item(self.tr("&Search all chats"), self.search_panel.focus_query, QKeySequence.StandardKey.Find),
+                Item(self.tr("Chat &settings (system prompt, preset)…"), self.chats.chat_settings, "Ctrl+Shift+,"),
+                Item(self.tr("Re&name chat…"), self.chats.rename_chat, "F2"),
+                SEPARATOR,
+                state.delete_action,
+                state.undo_action,
+            ],
+            MenuKey.VIEW: [*self.appearance.entries(), self.inspector_dock.toggleViewAction(), state.sidebar_action],
+            MenuKey.SERVER: [server.connect_action, server.local_action, SEPARATOR, server.serve_action],
+            MenuKey.HELP: [
+                Item(self.tr("&Keyboard shortcuts"), lambda: open_shortcuts(self),
+                     QKeySequence.StandardKey.HelpContents),
+                Item(self.tr("&About Brook"), lambda: show_about(self, self.session.engine.name, str(data_dir()))),
+            ],
+        }
 
     # -- the session's state, for callers ----------------------------------------------------------------
     @property
-    def engine(self) -> Any:
+    def engine(self) -> Engine:
         return self.session.engine
 
     @property
@@ -244,10 +302,10 @@ class MainWindow(QMainWindow, SessionListener):
         if text is None:
             text = self.input.toPlainText()
         if self.generating and text.strip():
-            self.features.queue_message(text)      # typed while the reply streams: sent when it ends
+            self.sending.queue_message(text)      # typed while the reply streams: sent when it ends
             self.input.clear()
             return None
-        self.features.before_send()
+        self.sending.before_send()
         reply = self.session.send(text, params)
         if reply is not None:
             self.input.clear()
@@ -268,6 +326,13 @@ class MainWindow(QMainWindow, SessionListener):
     def open_conversation(self, conv_id: int) -> None:
         """Show a saved chat (a reply of the previous one keeps generating)."""
         self.session.open_conversation(conv_id)
+
+    def open_hit(self, conv_id: int, message_id: int) -> MessageWidget | None:
+        """Open the chat of a search hit and show its message (scrolled into view, briefly outlined); a title
+        hit (``message_id`` 0) opens the chat only. Returns the message's widget, if any."""
+        self.open_conversation(conv_id)
+        self.context_meter.schedule()
+        return show_hit(self.chat, self.session.conversation, message_id)
 
     def _on_history_item(self, item: QListWidgetItem) -> None:
         conv_id = item.data(Qt.ItemDataRole.UserRole)
@@ -301,7 +366,7 @@ class MainWindow(QMainWindow, SessionListener):
         if path:
             self._switch_task = asyncio.ensure_future(self.switch_model(path))
 
-    def _open_engine(self, path: str) -> Any:
+    def _open_engine(self, path: str) -> Engine:
         """File → Open model: the one way to open an engine (the launcher replaces this with its own options)."""
         from app.engine.open import EngineSpec, open_engine
 
@@ -312,12 +377,17 @@ class MainWindow(QMainWindow, SessionListener):
         return await self.session.open_model(path)
 
     def edit_settings(self) -> None:
+        """Settings…: a new watchdog threshold and a new language apply at once."""
         from app.ui.dialogs.settings import edit_settings
 
-        edit_settings(self)
-
-    def _persist_settings(self) -> None:
-        self.session.save_settings()
+        before = edit_settings(self.session, self)
+        if before is None:
+            return
+        settings = self.session.settings
+        if settings.watchdog_threshold_ms != before.watchdog_threshold_ms:
+            self.watchdog = retune(self.watchdog, settings.watchdog_threshold_ms)
+            self.inspector_dock.inspector.set_watchdog(self.watchdog)
+        self.language.apply(settings.language)    # a new language applies at once (app.ui.look.retranslate)
 
     def _warm_up_renderer(self) -> None:
         """Pay the one-time costs (pygments lexer import, monospace font and layout set-up: ~30 ms here; the math
@@ -382,9 +452,24 @@ class MainWindow(QMainWindow, SessionListener):
             self._refresh_welcome()
 
     def _refresh_welcome(self) -> None:
-        features = getattr(self, "features", None)
-        if features is not None:
-            features.refresh_welcome()
+        """The welcome state instead of an empty chat (not over notices such as a load error)."""
+        conv = self.session.conversation
+        empty = not conv.messages and not self.chat.widgets and self.chat.notice_count == 0
+        self.welcome.set_model(self.session.engine.name, self.session.model_state)
+        self.context_meter.schedule()
+        self.welcome.setVisible(empty)
+        self.chat.setVisible(not empty)
+
+    def _relayout(self) -> None:
+        """Lay the shown chat out again (a new text size, a new language: its message widgets are made anew)."""
+        self.conversation_shown(self.session.conversation)
+
+    def _rebuild_texts(self) -> None:
+        """After a language switch: the texts composed from several pieces, and the shown chat."""
+        self._refresh_welcome()
+        if self.context_meter.usage is not None:
+            self.context_meter.show_usage(self.context_meter.usage)
+        self._relayout()
 
     def message_removed(self, conv: Conversation, msg: Message) -> None:
         if conv is self.conversation:
@@ -444,6 +529,11 @@ class MainWindow(QMainWindow, SessionListener):
         self.status.show_reply(reply)
         if gen.conversation is self.conversation:
             self._set_send_mode(stop=self.generating)
+        shown = self.chat.widget_for(reply)
+        if shown is not None:
+            self.messages.decorate(shown)
+        self.sending.reply_finished()
+        self.context_meter.schedule()
         self.reply_finished.emit(reply)
 
     def busy_changed(self) -> None:
@@ -453,7 +543,8 @@ class MainWindow(QMainWindow, SessionListener):
         self.refresh_history()
 
     def model_state_changed(self, state: str) -> None:
-        self.load_state.emit(state)
+        self.load_dialog.set_state(state)
+        self._refresh_welcome()
         self.status.set_loading(state == "loading")
         if state == "loading":
             self.status.set_state(self.tr("loading model…"))
@@ -461,25 +552,31 @@ class MainWindow(QMainWindow, SessionListener):
         elif state == "error":
             cancelled = self.session.load_cancel.is_set()
             self.status.set_state(self.tr("model load cancelled") if cancelled else self.tr("model failed to load"))
+            self.context_meter.schedule()
             self.model_ready.emit(False)
         elif state == "unloaded":
             self.status.set_state(self.tr("model unloaded to free memory (loads again with your next message)"))
         else:
             self.status.set_state(self.tr("ready"))
             self.status.set_model(self.engine.name)
+            self.sending.idle.touch()
+            self.context_meter.schedule()
             self.model_ready.emit(True)
 
     def load_progress(self, fraction: float) -> None:
         self.status.set_progress(fraction)
-        self.load_fraction.emit(fraction)
+        self.load_dialog.set_fraction(fraction)
 
-    def _wire_message(self, widget: Any) -> None:
+    def _wire_message(self, widget: MessageWidget) -> None:
         """A reply's "Resend" link (a reply that ended without text: ``app.core.chat.notes``)."""
         from app.core.chat.notes import resend
 
         if not widget.property("brookResend"):           # the list reuses widgets: wire each one once
             widget.setProperty("brookResend", True)
             widget.resend_requested.connect(lambda msg: resend(self.session, msg))
+
+    def _error_notice(self, text: str) -> None:
+        self.chat.add_notice(text, "errorNotice")
 
     def notice(self, text: str, kind: str) -> None:
         from app.ui.look.retranslate import core_text  # the core's English notices in the UI language
@@ -509,8 +606,8 @@ class MainWindow(QMainWindow, SessionListener):
         """A live switch of the system theme (light <-> dark) restyles the window, not only the replies: the
         stylesheet's colours are fixed per theme, so without this user text turned near-invisible."""
         super().changeEvent(event)
-        if event.type() == QEvent.Type.LanguageChange and hasattr(self, "features"):
-            self.features.retranslate()       # a live language switch (Settings → Language)
+        if event.type() == QEvent.Type.LanguageChange:
+            self.language.retranslate()       # a live language switch (Settings → Language)
         if event.type() in (QEvent.Type.ApplicationPaletteChange, QEvent.Type.PaletteChange) \
                 and is_dark() != self._styled_dark:
             self._styled_dark = is_dark()

@@ -16,7 +16,13 @@ from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QTextDocument
 from PySide6.QtWidgets import QLabel, QLineEdit, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
+from app.core.conversation import Conversation
 from app.core.history.search import SearchHit, TitleHit
+from app.ui.messages.chat_view import ChatView
+from app.ui.messages.widget import MessageWidget
+
+#: How long a search hit's message stays outlined after it was opened (ms).
+OUTLINE_MS = 2500
 
 #: Typing pause before the query runs (ms).
 DEBOUNCE_MS = 150
@@ -36,6 +42,21 @@ def marked_html(text: str, spans: tuple[tuple[int, int], ...]) -> str:
         pos = e
     out.append(html.escape(text[pos:]))
     return "".join(out)
+
+
+def show_hit(chat: ChatView, conv: Conversation, message_id: int) -> MessageWidget | None:
+    """Scroll ``chat`` (showing ``conv``) to the message saved as ``message_id`` and outline it briefly.
+
+    Returns:
+        Its widget, or None when ``conv`` has no such message (a title hit: ``message_id`` 0).
+    """
+    for msg in conv.messages:
+        widget = chat.scroll_to(msg) if msg.db_id == message_id else None   # the list makes its widget
+        if widget is not None:
+            widget.setStyleSheet(f"#{widget.objectName()} {{ border: 2px solid #f59e0b; }}")
+            QTimer.singleShot(OUTLINE_MS, widget, lambda wd=widget: wd.setStyleSheet(""))
+            return widget
+    return None
 
 
 class SearchPanel(QWidget):

@@ -1,82 +1,91 @@
 """The window's "Server" menu: chat with a model on a server (OpenAI-compatible), go back to the local model,
 and serve the window's model to other apps (a checkable toggle, ``BrookServer`` on the window's loop).
 
-``ServerMenu(window)`` uses only the window's public face: ``engine`` (the current engine), ``menuBar()``,
-``session.switch_engine(engine)`` (a coroutine: stop, unload, load the new engine, keep the old one on failure),
-``chat.add_notice(text, kind)`` and ``statusBar()``. API requests share the window's scheduler (the same engine
-object), so a window reply and an API request wait in FIFO order.
+``ServerMenu(session, parent, notice, status)`` offers three actions (the window puts them in its Server menu);
+it switches engines through ``session.switch_engine`` (stop, unload, load the new engine, keep the old one on
+failure). API requests share the session's scheduler (the same engine object), so a window reply and an API
+request wait in FIFO order.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QMenu
+from PySide6.QtWidgets import QStatusBar, QWidget
 
+from app.core.chat.session import ChatSession
 from app.core.connections import Connections, KeyStore
+from app.engine.base import Engine
 from app.server.run import DEFAULT_HOST, DEFAULT_PORT, BrookServer, ServerError
+
+if TYPE_CHECKING:
+    from app.engine.remote.engine import RemoteConnection
+    from app.ui.dialogs.connection import ConnectionDialog
 
 log = logging.getLogger("brook.ui.server")
 
 
 class ServerMenu(QObject):
-    """Adds the menu to ``window``. ``serve_action`` is the toggle; ``server`` the running ``BrookServer``."""
+    """The Server menu's actions: ``connect_action``, ``local_action`` and ``serve_action`` (the toggle);
+    ``server`` is the running ``BrookServer``.
 
-    def __init__(self, window: Any, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
-        super().__init__(window)
-        self.w = window
+    Args:
+        session: the chat session whose engine is switched or served.
+        parent: the dialogs' parent and the actions' owner.
+        notice: shows an error sentence in the chat ("⚠ …").
+        status: where "Serving … at …" is said.
+        host, port: where the API listens (port 0: any free port).
+    """
+
+    def __init__(self, session: ChatSession, parent: QWidget, notice: Callable[[str], None], status: QStatusBar,
+                 *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.parent_widget = parent
+        self.notice = notice
+        self.status = status
         self.host, self.port = host, port
         self.keys = KeyStore()
         self.server: BrookServer | None = None
         self._busy: asyncio.Future[Any] | None = None
-        bar = window.menuBar()
-        menu = self.menu = QMenu(self.tr("&Server"), bar)
-        actions = bar.actions()
-        if actions:
-            bar.insertMenu(actions[-1], menu)          # before Help, which stays last
-        else:
-            bar.addMenu(menu)
-        self.connect_action = QAction(self.tr("Connect to a server…"), window)
+        self.connect_action = QAction(self.tr("Connect to a server…"), parent)
         self.connect_action.triggered.connect(self.open_connection_dialog)
-        menu.addAction(self.connect_action)
-        self.local_action = QAction(self.tr("Use the local model"), window)
+        self.local_action = QAction(self.tr("Use the local model"), parent)
         self.local_action.triggered.connect(lambda: self._run(self.use_local()))
-        menu.addAction(self.local_action)
-        menu.addSeparator()
-        self.serve_action = QAction(self.tr("Serve this model to other apps ({0})").format(self.url), window)
+        self.serve_action = QAction(self.tr("Serve this model to other apps ({0})").format(self.url), parent)
         self.serve_action.setCheckable(True)
         self.serve_action.setToolTip(self.tr("An OpenAI-compatible API on this machine only (loopback); other apps "
                                              "and the window take turns with the model."))
         self.serve_action.toggled.connect(self._on_serve_toggled)
-        menu.addAction(self.serve_action)
 
     @property
     def url(self) -> str:
         return f"http://{self.host}:{self.port}/v1"
 
-    def _run(self, coro: Any) -> asyncio.Future[Any]:
+    def _run(self, coro: Awaitable[Any]) -> asyncio.Future[Any]:
         self._busy = asyncio.ensure_future(coro)
         return self._busy
 
     # remote ------------------------------------------------------------------------------------------
-    def open_connection_dialog(self) -> Any:
+    def open_connection_dialog(self) -> ConnectionDialog:
         from app.ui.dialogs.connection import ConnectionDialog
 
         connections = Connections.load()
-        dialog = ConnectionDialog(connections, self.keys, self.w)
+        dialog = ConnectionDialog(connections, self.keys, self.parent_widget)
         dialog.accepted.connect(lambda: self._connect_from(dialog))
         dialog.open()
         return dialog
 
-    def _connect_from(self, dialog: Any) -> None:
+    def _connect_from(self, dialog: ConnectionDialog) -> None:
         dialog.connections.save()
-        self._run(self.connect(dialog.result_connection()))
+        self._run(self.connect_to(dialog.result_connection()))
 
-    async def connect(self, connection: Any) -> bool:
+    async def connect_to(self, connection: RemoteConnection) -> bool:
         """Switch the window to a ``RemoteEngine`` for ``connection``; False (old engine kept) on failure. The
         server is asked for its models first, so an unreachable server never costs the loaded model."""
         from app.engine.remote.engine import RemoteEngine, RemoteError, fetch_models
@@ -89,12 +98,12 @@ class ServerMenu(QObject):
         return bool(await self._switch(RemoteEngine(connection)))
 
     def _notice(self, text: str) -> None:
-        self.w.chat.add_notice(text, "errorNotice")
+        self.notice(text)
 
-    def _switch(self, engine: Any) -> Any:
+    def _switch(self, engine: Engine) -> Awaitable[bool]:
         """The chat session's ``switch_engine``: stop, unload, load, or keep the old engine with a notice when
         the new one fails."""
-        return self.w.session.switch_engine(engine)
+        return self.session.switch_engine(engine)
 
     async def use_local(self) -> bool:
         """Back to the local model (the one in the settings, else the bundled one); the saved connections stay,
@@ -104,8 +113,8 @@ class ServerMenu(QObject):
         conns = Connections.load()
         conns.active = None
         conns.save()
-        path = self.w.session.settings.model_path or bundled_model_path()
-        return bool(await self.w.session.open_model(str(path)))
+        path = self.session.settings.model_path or bundled_model_path()
+        return bool(await self.session.open_model(str(path)))
 
     # serve -------------------------------------------------------------------------------------------
     def _on_serve_toggled(self, on: bool) -> None:
@@ -114,7 +123,7 @@ class ServerMenu(QObject):
     async def start_serving(self) -> bool:
         if self.server is not None:
             return True
-        server = BrookServer(lambda: self.w.engine, host=self.host, port=self.port)
+        server = BrookServer(lambda: self.session.engine, host=self.host, port=self.port)
         try:
             await server.start()
         except ServerError as exc:
@@ -125,7 +134,7 @@ class ServerMenu(QObject):
             return False
         self.server = server
         self.serve_action.setText(self.tr("Serve this model to other apps ({0})").format(server.url))
-        self.w.statusBar().showMessage(self.tr("Serving {0} at {1}").format(self.w.engine.name, server.url), 5000)
+        self.status.showMessage(self.tr("Serving {0} at {1}").format(self.session.engine.name, server.url), 5000)
         return True
 
     async def stop_serving(self) -> None:

@@ -5,11 +5,13 @@ show or hide the sidebar (Ctrl+B)."""
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from PySide6.QtCore import QByteArray, QCoreApplication, QPoint, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QMenu
+from PySide6.QtWidgets import QListWidget, QMainWindow, QMenu, QSplitter, QWidget
+
+from app.core.chat.session import ChatSession
+from app.core.conversation import Conversation
 
 #: How long Undo stays offered after a chat was deleted (ms).
 UNDO_MS = 15000
@@ -17,33 +19,40 @@ UNDO_MS = 15000
 
 log = logging.getLogger("brook.window")
 
-class WindowState:
-    """Installs itself on ``window`` (a ``MainWindow``): actions in the Chat and View menus, the chat list's
-    context menu, and ``restore()`` / ``remember()`` of the window's state in the settings."""
 
-    def __init__(self, window: Any) -> None:
-        self.w = window
-        self.deleted: Any = None                          # the last deleted conversation, for Undo
-        history = window.history
-        self.delete_action = window.delete_action
-        window.chat_menu.addSeparator()
-        window.chat_menu.addAction(self.delete_action)
+class WindowState:
+    """The chat list's delete and Undo, the sidebar toggle, and ``restore()`` / ``remember()`` of the window's
+    state in the settings. The window puts ``delete_action``, ``undo_action`` and ``sidebar_action`` in its menus.
+
+    Args:
+        window: the window whose geometry is kept (and the actions' owner).
+        session: deletes and restores chats, holds the settings.
+        sidebar: the chat list's side panel, in ``splitter``'s first pane.
+        splitter: splits the sidebar from the chat.
+        history: the chat list (its context menu offers Delete and Undo).
+        delete_action: Delete chat (the window's, with its shortcut on the list).
+    """
+
+    def __init__(self, window: QMainWindow, session: ChatSession, sidebar: QWidget, splitter: QSplitter,
+                 history: QListWidget, delete_action: QAction) -> None:
+        self.window = window
+        self.session = session
+        self.sidebar = sidebar
+        self.splitter = splitter
+        self.history = history
+        self.deleted: Conversation | None = None          # the last deleted conversation, for Undo
+        self.delete_action = delete_action
         self.undo_action = QAction(QCoreApplication.translate("MainWindow", "&Undo delete chat"), window)
         self.undo_action.setShortcut(QKeySequence("Ctrl+Shift+Z"))
         self.undo_action.setEnabled(False)
         self.undo_action.triggered.connect(self.undo_delete)
         window.addAction(self.undo_action)
-        window.chat_menu.addAction(self.undo_action)
         self.sidebar_action = QAction(QCoreApplication.translate("MainWindow", "Show &sidebar"), window)
         self.sidebar_action.setCheckable(True)
-        self.sidebar_action.setChecked(window.sidebar.isVisible() or window.store is not None)
+        self.sidebar_action.setChecked(not sidebar.isHidden())
         self.sidebar_action.setShortcut(QKeySequence("Ctrl+B"))
         self.sidebar_action.toggled.connect(self.set_sidebar)
         window.addAction(self.sidebar_action)
-        bar = window.menuBar()
-        view_menu = next((a.menu() for a in bar.actions()
-                          if a.menu() is not None and a.text().replace("&", "") == "View"), None)
-        (view_menu or window.chat_menu).addAction(self.sidebar_action)
         history.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         history.customContextMenuRequested.connect(self.chat_menu_at)
         self._undo_timer = QTimer(window)
@@ -52,27 +61,27 @@ class WindowState:
 
     # -- delete and undo --------------------------------------------------------------------------------
     def chat_menu_at(self, pos: QPoint) -> None:
-        item = self.w.history.itemAt(pos)
+        item = self.history.itemAt(pos)
         if item is None:
             return
-        self.w.history.setCurrentItem(item)
-        menu = QMenu(self.w.history)
+        self.history.setCurrentItem(item)
+        menu = QMenu(self.history)
         menu.addAction(self.delete_action)
         if self.undo_action.isEnabled():
             menu.addAction(self.undo_action)
         menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        menu.popup(self.w.history.mapToGlobal(pos))
+        menu.popup(self.history.mapToGlobal(pos))
 
     def delete(self, conv_id: int) -> bool:
         """Delete chat ``conv_id`` (its reply is stopped first); Undo brings it back. Returns True when deleted."""
-        conv = self.w.session.delete_conversation(conv_id)
+        conv = self.session.delete_conversation(conv_id)
         if conv is None:
             return False
         self.deleted = conv
         self.undo_action.setEnabled(True)
         self._undo_timer.start(UNDO_MS)
         said = QCoreApplication.translate("MainWindow", "Deleted “%1” — Undo with Ctrl+Shift+Z")
-        self.w.statusBar().showMessage(said.replace("%1", conv.title), UNDO_MS)
+        self.window.statusBar().showMessage(said.replace("%1", conv.title), UNDO_MS)
         return True
 
     def undo_delete(self) -> bool:
@@ -81,38 +90,38 @@ class WindowState:
             return False
         conv, self.deleted = self.deleted, None
         self.undo_action.setEnabled(False)
-        self.w.session.restore_conversation(conv)
+        self.session.restore_conversation(conv)
         said = QCoreApplication.translate("MainWindow", "Restored “%1”")
-        self.w.statusBar().showMessage(said.replace("%1", conv.title), 4000)
+        self.window.statusBar().showMessage(said.replace("%1", conv.title), 4000)
         return True
 
     # -- sidebar --------------------------------------------------------------------------------------------
     def set_sidebar(self, shown: bool) -> None:
-        self.w.sidebar.setVisible(shown)
-        if shown and self.w.splitter.sizes()[0] == 0:
-            self.w.splitter.setSizes([220, max(200, self.w.width() - 220)])
+        self.sidebar.setVisible(shown)
+        if shown and self.splitter.sizes()[0] == 0:
+            self.splitter.setSizes([220, max(200, self.window.width() - 220)])
 
     # -- remembered state -----------------------------------------------------------------------------------
     def restore(self) -> None:
         """The last window geometry, sidebar width and chat (when it still exists)."""
-        s = self.w.settings
+        s = self.session.settings
         if s.window_geometry:
-            self.w.restoreGeometry(QByteArray.fromBase64(s.window_geometry.encode("ascii")))
+            self.window.restoreGeometry(QByteArray.fromBase64(s.window_geometry.encode("ascii")))
         if s.sidebar_width == 0:
             self.sidebar_action.setChecked(False)
         else:
-            self.w.splitter.setSizes([s.sidebar_width, max(200, self.w.width() - s.sidebar_width)])
+            self.splitter.setSizes([s.sidebar_width, max(200, self.window.width() - s.sidebar_width)])
         if s.last_conversation_id is not None:
             try:
-                self.w.session.open_conversation(int(s.last_conversation_id))
+                self.session.open_conversation(int(s.last_conversation_id))
             except Exception:       # restoring the last chat must never stop the window from opening
                 log.exception("could not open the last chat %s at start", s.last_conversation_id)
                 s.last_conversation_id = None
 
     def remember(self) -> None:
         """Keep the window's state in the settings (written with them)."""
-        s = self.w.settings
-        s.window_geometry = bytes(self.w.saveGeometry().toBase64().data()).decode("ascii")
-        s.sidebar_width = self.w.splitter.sizes()[0] if self.w.sidebar.isVisible() else 0
-        s.last_conversation_id = self.w.conversation.id
-        self.w.session.save_settings()
+        s = self.session.settings
+        s.window_geometry = bytes(self.window.saveGeometry().toBase64().data()).decode("ascii")
+        s.sidebar_width = self.splitter.sizes()[0] if self.sidebar.isVisible() else 0
+        s.last_conversation_id = self.session.conversation.id
+        self.session.save_settings()

@@ -22,7 +22,7 @@ def test_file_and_long_paste_are_sent_with_the_message(qtbot, qloop, tmp_path: P
     w.show()
     assert qloop.run_until_complete(asyncio.wait_for(w.load_model(), 30))
     try:
-        bar = w.features.attachments
+        bar = w.attachments
         src = tmp_path / "main.py"
         src.write_text("def f():\n    return 1\n", "utf-8")
         assert bar.add_file(src) is not None and bar.isVisibleTo(w)

@@ -25,7 +25,7 @@ def test_a_remote_estimate_is_labelled(qtbot, qloop) -> None:
         w.show()
         try:
             assert qloop.run_until_complete(asyncio.wait_for(w.load_model(), 60))
-            meter = w.features.context_meter
+            meter = w.context_meter
             w.input.setPlainText("How long is the Great Wall of China? 长城有多长？")
             qloop.run_until_complete(until(lambda: meter.usage is not None and meter.isVisible()))
             usage = meter.usage

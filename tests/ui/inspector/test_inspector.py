@@ -213,6 +213,7 @@ def test_view_menu_ctrl_shift_i_shows_the_dock_which_follows_the_streaming_reply
     win.conversation = c                    # what the app's window has: the dock starts on its latest reply
     old = c.add(Message(Role.ASSISTANT, "an old reply"))
     dock = install_inspector(win, coalescer)
+    win.menuBar().addMenu("&View").addAction(dock.toggleViewAction())    # where the app's window puts it
     win.show()
     qtbot.waitExposed(win)
     menu = next(a.menu() for a in win.menuBar().actions() if a.text() == "&View")

@@ -43,7 +43,7 @@ def test_ctrl_shift_i_opens_the_inspector_on_the_streaming_reply(qtbot, qloop) -
     second = w.send("again")
     assert second is not None
     qloop.run_until_complete(_until(lambda: dock.inspector.reply is second and second.status.final))
-    actions = w.features.messages
+    actions = w.messages
     menu = message_menu(reply, actions, w)
     next(a for a in menu.actions() if a.text().startswith("Inspect the stream")).trigger()
     assert dock.inspector.reply is reply and dock.pinned is reply

@@ -14,6 +14,7 @@ from app.core.conversation import Conversation, Message, Role
 from app.core.history.store import Store
 from app.engine.scripted import ScriptedEngine
 from app.ui.look import i18n
+from app.ui.window.menus import MenuKey
 from tests.helpers import until
 from tests.ui.window.test_window_zh import untranslated, visible_strings
 
@@ -39,21 +40,21 @@ def test_switch_en_zh_en_at_run_time(qtbot, qloop, tmp_path) -> None:
     w.show()
     try:
         assert qloop.run_until_complete(asyncio.wait_for(w.load_model(), 30))
-        panel = w.features.search
+        panel = w.search_panel
         panel.query.setText("json")                   # a plural summary ("1 chat title") and a "Chat" hit
         panel.run_query()
         english = visible_strings(w)
         assert not [t for _w, t in english if HAN.search(t)]
-        assert w.features.apply_language("zh_CN") == "zh_CN"
+        assert w.language.apply("zh_CN") == "zh_CN"
         _settle(qloop)
         qloop.run_until_complete(until(lambda: not panel._timer.isActive()))   # the panel searched again
         chinese = visible_strings(w)
         assert HAN.search(panel.summary.text()), panel.summary.text()
         assert len(chinese) > 30
         assert untranslated(chinese, engine.name) == []
-        assert w.file_menu.title() != "&File" and w.send_button.text() == "发送"
+        assert w.menus[MenuKey.FILE].title() != "&File" and w.send_button.text() == "发送"
         assert HAN.search(w.input.placeholderText()) and HAN.search(w.status.state_label.text())
-        assert w.features.apply_language("en") == "en"
+        assert w.language.apply("en") == "en"
         _settle(qloop)
         qloop.run_until_complete(until(lambda: not panel._timer.isActive()))
         back = visible_strings(w)

@@ -39,21 +39,12 @@ def test_the_inspector_dock_is_chinese(chinese, qtbot) -> None:
 
 
 def test_the_load_progress_window_is_chinese(chinese, qtbot) -> None:
-    from types import SimpleNamespace
-
-    from PySide6.QtCore import Signal
-    from PySide6.QtWidgets import QWidget
-
+    from app.core.chat.session import ChatSession
+    from app.engine.scripted import ScriptedEngine
     from app.ui.window.load_progress import LoadProgressDialog
 
-    class Window(QWidget):       # what the dialog uses of the main window
-        load_state = Signal(str)
-        load_fraction = Signal(float)
-        engine = SimpleNamespace(name="SmolLM2")
-
-    w = Window()
-    qtbot.addWidget(w)
-    dlg = LoadProgressDialog(w)
+    dlg = LoadProgressDialog(ChatSession(ScriptedEngine(name="SmolLM2")))
+    qtbot.addWidget(dlg)
     dlg.set_state("loading")
     dlg.show()
     assert untranslated(visible_strings(dlg), "SmolLM2") == []

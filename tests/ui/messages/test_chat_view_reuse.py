@@ -257,19 +257,16 @@ def test_full_renders_above_the_view_do_not_move_what_is_on_screen(window, qtbot
 
 def test_after_a_zoom_replies_are_rendered_for_the_new_text_size(window, qtbot) -> None:
     """Formulas are images drawn for the text's size: a render cached before a zoom is not shown after it."""
-    from app.ui.window.features import DailyFeatures
-
-    features = getattr(window, "features", None) or DailyFeatures(window)
     conv = Conversation()
     conv.add(Message(Role.USER, "softmax?"))
     conv.add(Message(Role.ASSISTANT, "It is $\\sigma(z)_i = e^{z_i} / \\sum_j e^{z_j}$.", status=MessageStatus.DONE))
     show_chat(window, conv)
     reply = window.conversation.messages[-1]
     before = window.chat.widget_for(reply).view.renderer.math.font[0]     # the formulas' text size (px)
-    features.zoom(3)
+    window.appearance.zoom(3)
     try:
         QApplication.processEvents()
         after = window.chat.widget_for(reply).view.renderer.math.font[0]
     finally:
-        features.zoom(0)                                 # the zoom level is the process's: back to 100 %
+        window.appearance.zoom(0)                               # the zoom level is the process's: back to 100 %
     assert after > before * 1.2

@@ -32,7 +32,7 @@ def test_menu_operations_keep_the_stored_chat_consistent(qtbot, qloop, tmp_path:
     w.show()
     run = qloop.run_until_complete
     assert run(asyncio.wait_for(w.load_model(), 30))
-    acts = w.features.messages
+    acts = w.messages
     try:
         reply = w.send("hello")
         run(asyncio.wait_for(until(lambda: reply.status.final), 30))

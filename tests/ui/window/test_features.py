@@ -12,7 +12,6 @@ from PySide6.QtWidgets import QFileDialog
 from app.core.conversation import Conversation, Message, Role
 from app.core.history.store import Store
 from app.engine.scripted import ScriptedEngine
-from app.ui.window.features import DailyFeatures
 from app.ui.window.main_window import MainWindow
 
 pytestmark = pytest.mark.timeout(60)
@@ -30,41 +29,43 @@ def window(qtbot, qloop, tmp_path):  # type: ignore[no-untyped-def]
     qtbot.addWidget(w)
     w.show()
     assert qloop.run_until_complete(asyncio.wait_for(w.load_model(), 30))
-    features = getattr(w, "features", None) or DailyFeatures(w)
-    yield w, features, store
+    yield w, store
     qloop.run_until_complete(w.shutdown())
 
 
 def test_search_opens_the_chat_and_rename_and_export(window, qtbot, tmp_path: Path, monkeypatch) -> None:
-    w, f, store = window
-    assert f.search.isVisibleTo(w) and f.search.parentWidget() is w.history.parentWidget()
-    f.search.query.setText("两万")
-    [hit] = f.search.run_query()
-    f.open_hit(hit.conversation_id, hit.message_id)
+    w, store = window
+    assert w.search_panel.isVisibleTo(w) and w.search_panel.parentWidget() is w.history.parentWidget()
+    w.search_panel.query.setText("两万")
+    [hit] = w.search_panel.run_query()
+    w.open_hit(hit.conversation_id, hit.message_id)
     assert w.conversation.title == "Great Wall" and [m.text for m in w.conversation.messages][1] == "大约两万一千公里。"
-    f.rename("长城")
+    w.chats.rename("长城")
     assert store.load_conversation(w.conversation.id).title == "长城"
     assert any(w.history.item(i).text() == "长城" for i in range(w.history.count()))
     monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(tmp_path / "out"))
-    paths = f.export(current_only=True)
+    paths = w.chats.export(current_only=True)
     assert [p.suffix for p in paths] == [".json", ".md"] and "两万一千" in paths[1].read_text("utf-8")
     assert "reverse a string" not in paths[1].read_text("utf-8")
 
 
 def test_menus_zoom_theme_and_help(window, qtbot) -> None:
-    w, f, _store = window
+    w, _store = window
+    f = w.appearance
     titles = [a.text() for a in w.menuBar().actions()]
     assert {"&File", "&Chat", "&View", "&Help"} <= set(titles)
     from PySide6.QtWidgets import QApplication
 
     size = w.font().pointSizeF()
     assert f.zoom(1) == 1.1 and w.font().pointSizeF() > size
-    label = w.chat.widgets[0].who if getattr(w.chat, "widgets", None) else w.new_button
+    label = w.chat.widgets[0].who if w.chat.widgets else w.new_button
     assert label.font().pointSizeF() > size                 # the chat's widgets follow
     assert f.zoom(0) == 1.0 and w.font().pointSizeF() == size
     f.set_theme("dark")
     assert QApplication.palette().window().color().lightness() < 128 and w.settings.theme == "dark"
     f.set_theme("system")
-    dlg = f.show_shortcuts()
+    from app.ui.window.help import open_shortcuts
+
+    dlg = open_shortcuts(w)
     assert "Ctrl+F" in dlg.label.text()
     dlg.close()

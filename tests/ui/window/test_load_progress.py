@@ -43,7 +43,7 @@ def test_open_model_shows_progress_and_cancel_keeps_the_old_model(qtbot, qloop, 
     old = w.engine
     held: list[HeldLoad] = []
     w.session.opener = lambda path: held.append(HeldLoad(Path(path), w.session)) or held[-1]
-    dialog = w.features.load_progress
+    dialog = w.load_dialog
     try:
         _cancel_while_loading(w, qtbot, qloop, dialog, old, held, bundled_model)
     finally:
@@ -53,7 +53,7 @@ def test_open_model_shows_progress_and_cancel_keeps_the_old_model(qtbot, qloop, 
 
 def _cancel_while_loading(w, qtbot, qloop, dialog, old, held, bundled_model) -> None:  # type: ignore[no-untyped-def]
     assert not dialog.isVisible()
-    w.features.load_model(str(bundled_model))
+    w.models.load_model(str(bundled_model))
     qloop.run_until_complete(until(lambda: dialog.isVisible() and dialog.fraction))   # the loop keeps running
     assert w.model_state == "loading" and 0.0 < dialog.fraction < 1.0
     assert dialog.bar.maximum() == 100 and dialog.bar.value() == round(dialog.fraction * 100)

@@ -36,7 +36,7 @@ def test_title_hits_come_first_and_open_the_chat(qtbot, qloop, tmp_path: Path) -
     w.show()
     try:
         assert qloop.run_until_complete(asyncio.wait_for(w.load_model(), 30))
-        panel = w.features.search
+        panel = w.search_panel
         panel.query.insert("旅行计划")
         qtbot.waitUntil(lambda: panel.results.count() == 2)
         assert [h.conversation_id for h in panel.title_hits] == [trip.id]

@@ -105,7 +105,8 @@ def test_serve_toggle_explains_a_port_in_use(qtbot, qloop) -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen(1)
-        menu = ServerMenu(w, port=busy.getsockname()[1])
+        menu = ServerMenu(w.session, w, lambda text: w.chat.add_notice(text, "errorNotice"), w.status,
+                          port=busy.getsockname()[1])
         menu.serve_action.setChecked(True)
         run_on(qloop, until(lambda: menu._busy is not None and menu._busy.done()))
     assert menu.server is None and not menu.serve_action.isChecked()
@@ -132,17 +133,17 @@ def test_connect_to_a_server_and_chat_through_it(qtbot, qloop) -> None:
     qtbot.addWidget(w)
     w.show()
     assert run_on(qloop, w.load_model())
-    menu = ServerMenu(w, port=0)
+    menu = ServerMenu(w.session, w, lambda text: w.chat.add_notice(text, "errorNotice"), w.status, port=0)
     try:
         with SSEServer(answer) as srv:
-            assert run_on(qloop, menu.connect(RemoteConnection(srv.url)))
+            assert run_on(qloop, menu.connect_to(RemoteConnection(srv.url)))
             assert isinstance(w.engine, RemoteEngine) and w.engine.name == "far-model"
             reply = w.send("hi")
             run_on(qloop, until(lambda: reply.status.final))
             assert reply.status is MessageStatus.DONE and reply.text == "Hello from the server."
             assert reply.provenance.get("model_file") == srv.url
             before, asked = w.engine, len(srv.requests)
-            assert not run_on(qloop, menu.connect(RemoteConnection(f"http://127.0.0.1:{_free_port()}/v1")))
+            assert not run_on(qloop, menu.connect_to(RemoteConnection(f"http://127.0.0.1:{_free_port()}/v1")))
             assert w.engine is before and before.loaded
             assert len(srv.requests) == asked        # the engine in use was never unloaded and reloaded
         notices = [n.text() for n in w.chat.findChildren(QLabel, "errorNotice")]

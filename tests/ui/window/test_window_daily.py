@@ -34,20 +34,20 @@ def window(qtbot, qloop, tmp_path: Path):  # type: ignore[no-untyped-def]
 
 def test_welcome_then_queue_while_streaming(window, qtbot, qloop) -> None:
     w = window
-    f = w.features
-    assert f.welcome.isVisibleTo(w) and not w.chat.isVisibleTo(w)
-    f.welcome.examples[0].click()                         # an example prompt is sent
-    assert not f.welcome.isVisibleTo(w) and w.chat.isVisibleTo(w) and w.generating
+    queue = w.sending.queue
+    assert w.welcome.isVisibleTo(w) and not w.chat.isVisibleTo(w)
+    w.welcome.examples[0].click()                         # an example prompt is sent
+    assert not w.welcome.isVisibleTo(w) and w.chat.isVisibleTo(w) and w.generating
     qtbot.keyClicks(w.input, "and a follow-up")
     qtbot.keyClick(w.input, Qt.Key.Key_Return)            # typed while the reply streams: queued, not lost
-    assert w.input.toPlainText() == "" and [t for _c, t in f.queue.pending] == ["and a follow-up"]
+    assert w.input.toPlainText() == "" and [t for _c, t in queue.pending] == ["and a follow-up"]
     assert "waiting" in w.statusBar().currentMessage()
     qloop.run_until_complete(asyncio.wait_for(until(
-        lambda: not f.queue.pending and not w.generating and len(w.conversation.messages) == 4), 30))
+        lambda: not queue.pending and not w.generating and len(w.conversation.messages) == 4), 30))
     users = [m.text for m in w.conversation.messages if m.role is Role.USER]
-    assert users == [f.welcome.examples[0].text(), "and a follow-up"]
+    assert users == [w.welcome.examples[0].text(), "and a follow-up"]
     w.new_chat()
-    assert f.welcome.isVisibleTo(w)
+    assert w.welcome.isVisibleTo(w)
 
 
 def test_search_hit_opens_the_chat_at_that_message(window, qloop) -> None:
@@ -58,16 +58,15 @@ def test_search_hit_opens_the_chat_at_that_message(window, qloop) -> None:
     qloop.run_until_complete(asyncio.wait_for(until(lambda: target.status.final and not w.generating), 30))
     conv_id = w.conversation.id
     w.new_chat()
-    f = w.features
-    f.search.query.setText("zygomorphic")
-    [hit] = f.search.run_query()
-    f.open_hit(hit.conversation_id, hit.message_id)
-    assert w.conversation.id == conv_id and f.found_widget.message.text == "the zygomorphic one"
+    w.search_panel.query.setText("zygomorphic")
+    [hit] = w.search_panel.run_query()
+    found = w.open_hit(hit.conversation_id, hit.message_id)
+    assert w.conversation.id == conv_id and found is not None and found.message.text == "the zygomorphic one"
 
 
 def test_unload_frees_the_model_and_the_next_message_loads_it_again(window, qloop) -> None:
     w = window
-    task = w.features.unload_now()
+    task = w.models.unload_now()
     qloop.run_until_complete(asyncio.wait_for(task, 30))
     assert not w.engine.loaded and w.session.model_state == "unloaded"
     reply = w.send("are you there?")

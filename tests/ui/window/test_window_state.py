@@ -12,6 +12,7 @@ from app.core.history.store import Store
 from app.core.settings import AppSettings
 from app.engine.scripted import ScriptedEngine
 from app.ui.window.main_window import MainWindow
+from app.ui.window.menus import MenuKey
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -52,7 +53,7 @@ def test_delete_from_the_list_then_undo(qtbot, qloop, tmp_path) -> None:
         back = next(c for c in restored if c.title == "chat 0")
         assert [m.text for m in store.load_conversation(back.id).messages] == ["chat 0", "Hi!"]
         assert w.conversation.title == "chat 0"
-        assert w.state.delete_action in w.chat_menu.actions()                # also a menu item
+        assert w.state.delete_action in w.menus[MenuKey.CHAT].actions()              # also a menu item
     finally:
         qloop.run_until_complete(w.shutdown())
 

@@ -1,0 +1,122 @@
+"""File → Models: the model library, recent models, the bundled model, and unloading the model to free its
+memory. ``ModelsMenu.entries()`` is the submenu the window puts in its File menu."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtWidgets import QMenu, QMessageBox, QWidget
+
+from app.core.chat.idle import IdleUnloader
+from app.core.chat.session import ChatSession
+from app.core.errors import BrookError
+from app.ui.window.menus import Item, Submenu
+
+if TYPE_CHECKING:
+    from app.ui.dialogs.model_library import ModelLibraryDialog
+
+
+class ModelsMenu(QObject):
+    """Opening, switching and unloading models.
+
+    Args:
+        session: the chat session whose engine is switched (``open_model``) or unloaded.
+        idle: the idle unloader, told when the model was unloaded by hand (the next send loads it again).
+        parent: the dialogs' parent.
+    """
+
+    def __init__(self, session: ChatSession, idle: IdleUnloader, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.idle = idle
+        self.parent_widget = parent
+        self.library: ModelLibraryDialog | None = None
+        self._tasks: set[asyncio.Future[Any]] = set()
+
+    def entries(self) -> Submenu:
+        """The Models submenu."""
+        return Submenu(self.tr("Models"), [
+            Item(self.tr("Model &library…"), self.open_library, "Ctrl+M"),
+            Submenu(self.tr("Recent models"), about_to_show=self.fill_recent, name="recentModels"),
+            Item(self.tr("Use the &bundled model"), self.use_bundled),
+            Item(self.tr("&Unload the model (free its memory)"), self.unload_now),
+        ])
+
+    def _keep(self, coro: Awaitable[Any]) -> asyncio.Future[Any]:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def models_folder(self) -> Path:
+        """The folder the library lists: the settings' ``models_dir``, else ``app.engine.library``'s default."""
+        from app.engine.library import default_models_dir
+
+        custom = self.session.settings.models_dir
+        return Path(custom) if custom else default_models_dir()
+
+    def open_library(self) -> ModelLibraryDialog:
+        """Show the model library (not modal); choosing a model there loads it."""
+        from app.core.settings import data_dir
+        from app.engine.library import LibraryCache
+        from app.engine.models import bundled_model_path
+        from app.ui.dialogs.model_library import ModelLibraryDialog
+
+        try:
+            extra = [bundled_model_path()]
+        except BrookError:
+            extra = []
+        current = str(getattr(self.session.engine, "model_path", "")) or None
+        dlg = ModelLibraryDialog(self.models_folder(), current=current, extra=extra,
+                                 cache=LibraryCache(data_dir() / "model-library.json"), parent=self.parent_widget)
+        dlg.load_requested.connect(self.load_model)
+        dlg.folder_changed.connect(self._set_models_folder)
+        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dlg.show()
+        self.library = dlg
+        return dlg
+
+    def _set_models_folder(self, path: str) -> None:
+        self.session.settings.models_dir = path
+        self.session.save_settings()
+
+    def load_model(self, path: str) -> asyncio.Future[Any]:
+        """Switch to the GGUF at ``path`` in the background (``ChatSession.open_model``). Returns the task."""
+        return self._keep(self.session.open_model(path))
+
+    def unload_now(self) -> asyncio.Future[Any] | None:
+        """Free the model's memory now (waits for a running reply's worker); the next message loads it again.
+
+        Returns:
+            The unloading task, or None when no model is loaded and idle.
+        """
+        if self.session.model_state != "idle":
+            return None
+        self.session.stop_all()
+        self.idle.unloaded = True
+        return self._keep(self.session.unload())
+
+    def use_bundled(self) -> None:
+        """Switch to the model that ships with Brook (a warning when it is missing)."""
+        from app.engine.models import bundled_model_path
+
+        try:
+            self.load_model(str(bundled_model_path()))
+        except BrookError as exc:
+            QMessageBox.warning(self.parent_widget, self.tr("Bundled model"), str(exc))
+
+    def fill_recent(self, menu: QMenu) -> None:
+        """Recent models that still exist, newest first (a disabled "(none yet)" when there are none)."""
+        menu.clear()
+        recent = [p for p in self.session.settings.recent_models if Path(p).is_file()]
+        if not recent:
+            a = menu.addAction(self.tr("(none yet)"))
+            a.setEnabled(False)
+        for p in recent:
+            a = menu.addAction(Path(p).name)
+            a.setToolTip(p)
+            a.triggered.connect(lambda _c=False, path=p: self.load_model(path))
