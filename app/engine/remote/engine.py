@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
-import socket
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +34,7 @@ from httpx_sse import EventSource, SSEError
 from app.core.render.markdown.thinking import LATE_THINK_CLOSE, LATE_THINK_OPEN, THINK_CLOSE, THINK_OPEN
 from app.core.types import Chunk, GenerationParams
 from app.engine.base import EngineNotLoadedError, ProgressCallback
+from app.engine.remote.bounded import MAX_ERROR_BYTES, Abort, Aborts, capped_lines, fresh_client, request
 from app.engine.remote.errors import (  # noqa: F401 - the errors are part of this module's API
     RemoteAuthError,
     RemoteConnectError,
@@ -45,6 +44,7 @@ from app.engine.remote.errors import (  # noqa: F401 - the errors are part of th
     RemoteProtocolError,
     RemoteRateLimitError,
     RemoteServerError,
+    RemoteTimeoutError,
     error_text,
     http_error,
     retry_after_seconds,
@@ -57,7 +57,9 @@ log = logging.getLogger("brook.engine.remote")
 #: Seconds to wait for a TCP (+ TLS) connection. Reads have no httpx timeout: the first-token and total
 #: budgets of ``StreamSettings`` own the timing of a reply (a long prefill may legitimately take minutes).
 CONNECT_TIMEOUT_S = 10.0
-#: Seconds for a ``GET /models`` answer (opening a connection, listing models).
+#: Largest answer of a server that ignored ``"stream": true`` (bytes).
+MAX_WHOLE_REPLY_BYTES = 64 << 20
+#: Seconds for a whole ``GET /models`` answer (opening a connection, listing models): a total deadline.
 LIST_TIMEOUT_S = 15.0
 
 
@@ -93,45 +95,6 @@ def normalize_base_url(url: str) -> str:
     if not path:
         path = "/v1"
     return f"{parts.scheme}://{parts.netloc}{path}"
-
-
-class _Abort:
-    """Shuts the reply's socket down from another thread (the loop's Stop), waking a blocked read."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._sock: socket.socket | None = None
-        self.fired = False
-        self.t_fired: float | None = None
-
-    def trace(self, event: str, info: Mapping[str, Any]) -> None:
-        """httpcore's trace extension (called in the worker thread): remember the new connection's socket."""
-        if event == "connection.connect_tcp.complete":
-            stream = info.get("return_value")
-            sock = stream.get_extra_info("socket") if stream is not None else None
-            with self._lock:
-                self._sock = sock
-                fired = self.fired
-            if fired:
-                self._shutdown(sock)
-
-    def fire(self) -> None:
-        with self._lock:
-            if self.fired:
-                return
-            self.fired = True
-            self.t_fired = time.perf_counter()
-            sock = self._sock
-        self._shutdown(sock)
-
-    @staticmethod
-    def _shutdown(sock: socket.socket | None) -> None:
-        if sock is None:
-            return
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except OSError:        # already closed
-            pass
 
 
 def _on_stop(stop: threading.Event, fn: Callable[[], None]) -> Callable[[], None]:
@@ -172,7 +135,10 @@ class RemoteEngine:
         self._include_usage = True
         self._client: httpx.Client | None = None
         self._lock = threading.Lock()
-        self._tokens = TokenCounter(self.base_url, lambda: self.model, self._headers)
+        #: every request in flight to the server (replies, the model list, the context meter's): ``unload`` ends them
+        self.requests = Aborts()
+        self._tokens = TokenCounter(self.base_url, lambda: self.model, self._headers, self.requests,
+                                    connection.connect_timeout_s)
 
     # Engine protocol -----------------------------------------------------------------------------------
     @property
@@ -187,11 +153,8 @@ class RemoteEngine:
         """Connect: list the models and check the configured one is offered. Raises ``RemoteError``."""
         if progress:
             progress(0.0)
-        client = httpx.Client(
-            timeout=httpx.Timeout(None, connect=self.connection.connect_timeout_s),
-            limits=httpx.Limits(max_keepalive_connections=0),   # a fresh socket per reply (see module doc)
-            headers=self._headers(),
-        )
+        client = fresh_client(self._headers(), self.connection.connect_timeout_s)   # a fresh socket per reply
+        self.requests.closed = False
         try:
             self.models = self._list_models(client)
         except BaseException:
@@ -226,8 +189,14 @@ class RemoteEngine:
         return {"model_file": self.base_url, "chat_template": "the server's"}
 
     def unload(self) -> None:
+        """Disconnect: every request in flight (a reply, the context meter's counts) is ended at once, so no
+        thread that talks to the server outlives the window."""
         with self._lock:
             client, self._client = self._client, None
+        self.requests.closed = True
+        ended = self.requests.fire_all("closing")
+        if ended:
+            log.info("ended %d request(s) in flight to %s", ended, self.base_url)
         if client is not None:
             client.close()
 
@@ -238,8 +207,9 @@ class RemoteEngine:
         client = self._client
         if client is None:
             raise EngineNotLoadedError("Not connected to the server yet.")
-        abort = _Abort()
+        abort = Abort()
         unregister = _on_stop(stop, abort.fire)
+        self.requests.add(abort)
         received = 0
         try:
             for attempt in (0, 1):
@@ -248,13 +218,13 @@ class RemoteEngine:
                                    headers={"Accept": "text/event-stream", "Cache-Control": "no-store"},
                                    extensions={"trace": abort.trace}) as resp:
                     if resp.status_code != 200:
-                        resp.read()
+                        answer = _error_answer(resp)
                         if attempt == 0 and self._include_usage and resp.status_code in (400, 422) \
-                                and "stream_options" in resp.text:
+                                and "stream_options" in answer.text:
                             log.info("%s does not accept stream_options; asking without usage", self.base_url)
                             self._include_usage = False
                             continue
-                        raise http_error(resp, self.model)
+                        raise http_error(answer, self.model)
                     ctype = resp.headers.get("content-type", "")
                     if "text/event-stream" not in ctype:
                         yield from self._whole_reply(resp)
@@ -266,6 +236,8 @@ class RemoteEngine:
         except httpx.HTTPError as exc:
             if stop.is_set():
                 return
+            if abort.why == "closing":
+                raise RemoteTimeoutError("The reply was ended: Brook disconnected from the server.") from None
             raise transport_error(exc, self.base_url, received) from exc
         except SSEError as exc:
             if stop.is_set():
@@ -273,6 +245,7 @@ class RemoteEngine:
             raise RemoteProtocolError(f"The server's stream is not valid SSE: {exc}") from exc
         finally:
             unregister()
+            self.requests.discard(abort)
 
     # helpers -------------------------------------------------------------------------------------------
     # the context meter (app.engine.remote.tokens) ----------------------------------------------------------
@@ -307,17 +280,15 @@ class RemoteEngine:
         return body
 
     def _list_models(self, client: httpx.Client) -> list[str]:
-        try:
-            resp = client.get(f"{self.base_url}/models", timeout=LIST_TIMEOUT_S)
-        except httpx.HTTPError as exc:
-            raise transport_error(exc, self.base_url, 0) from exc
+        resp = request(client, "GET", f"{self.base_url}/models", total_s=LIST_TIMEOUT_S, aborts=self.requests,
+                       base_url=self.base_url)
         if resp.status_code == 404 and self.model:
             return []            # a server without a model list: trust the configured name
         if resp.status_code != 200:
             raise http_error(resp, self.model)
         try:
             data = resp.json()["data"]
-            return [str(m["id"]) for m in data if isinstance(m, dict) and "id" in m]
+            return [m["id"] for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)]
         except (ValueError, KeyError, TypeError) as exc:
             raise RemoteProtocolError(f"{self.base_url}/models did not answer an OpenAI model list "
                                       f"({resp.text[:120]!r}). Is the URL right?") from exc
@@ -328,7 +299,7 @@ class RemoteEngine:
         finish: str | None = None
         done = False
         self.last_usage = None
-        for sse in EventSource(resp).iter_sse():
+        for sse in EventSource(capped_lines(resp)).iter_sse():
             if stop.is_set():
                 return
             data = sse.data
@@ -343,7 +314,7 @@ class RemoteEngine:
                 raise RemoteProtocolError(f"The server sent an event that is not JSON: {data[:120]!r}") from None
             if not isinstance(obj, dict):
                 raise RemoteProtocolError(f"The server sent an unexpected event: {data[:120]!r}")
-            if obj.get("error"):
+            if obj.get("error") is not None and obj.get("error") is not False:
                 raise RemoteServerError(f"The server reported an error mid-reply: {error_text(obj)}")
             usage = obj.get("usage")
             if isinstance(usage, dict):
@@ -352,7 +323,9 @@ class RemoteEngine:
             if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
                 continue          # usage-only event (empty choices) or a keep-alive
             choice = choices[0]
-            delta = choice.get("delta") or {}
+            delta = choice.get("delta")
+            if not isinstance(delta, dict):
+                delta = {}        # a delta of another shape (a string, a list) carries nothing Brook can read
             parts: list[str] = []
             reasoning = delta.get("reasoning_content") or delta.get("reasoning")
             if isinstance(reasoning, str) and reasoning:
@@ -369,6 +342,8 @@ class RemoteEngine:
                 parts.append(content)
                 said = True
             reason = choice.get("finish_reason")
+            if not isinstance(reason, str):
+                reason = None
             if reason and in_think:
                 parts.append(LATE_THINK_CLOSE if late else THINK_CLOSE)
                 in_think = False
@@ -382,27 +357,50 @@ class RemoteEngine:
                                           "finish reason, no [DONE]); the text so far is kept.")
 
     def _whole_reply(self, resp: httpx.Response) -> Iterator[Chunk]:
-        """A server that ignored ``stream: true`` and answered one JSON completion."""
-        resp.read()
+        """A server that ignored ``stream: true`` and answered one JSON completion (at most
+        ``MAX_WHOLE_REPLY_BYTES``)."""
+        body = bytearray()
+        for piece in resp.iter_bytes():
+            body += piece
+            if len(body) > MAX_WHOLE_REPLY_BYTES:
+                raise RemoteProtocolError(f"The server answered more than {MAX_WHOLE_REPLY_BYTES >> 20} MiB "
+                                          "without streaming; that is not a chat completion Brook reads.")
         try:
-            obj = resp.json()
+            obj = json.loads(bytes(body))
             choice = obj["choices"][0]
             text = choice["message"].get("content") or ""
             reasoning = choice["message"].get("reasoning_content") or choice["message"].get("reasoning")
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            if not isinstance(text, str):
+                raise TypeError("content is not text")
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):
             raise RemoteProtocolError(f"The server did not answer a chat completion "
-                                      f"({resp.headers.get('content-type', '?')}: {resp.text[:120]!r}). "
+                                      f"({resp.headers.get('content-type', '?')}: {bytes(body[:120])!r}). "
                                       "Is the URL right?") from None
         if isinstance(obj.get("usage"), dict):
             self.last_usage = obj["usage"]
         if isinstance(reasoning, str) and reasoning:
             text = f"{THINK_OPEN}{reasoning}{THINK_CLOSE}{text}"
-        yield Chunk(text, 1, choice.get("finish_reason") or "stop")
+        reason = choice.get("finish_reason")
+        yield Chunk(text, 1, reason if isinstance(reason, str) and reason else "stop")
 
 
 def fetch_models(connection: RemoteConnection) -> list[str]:
-    """The model ids a server lists (``GET /models``; blocking). Raises ``RemoteError``."""
-    with httpx.Client(timeout=httpx.Timeout(LIST_TIMEOUT_S, connect=connection.connect_timeout_s)) as client:
-        engine = RemoteEngine(RemoteConnection(connection.base_url, "?", connection.api_key))
-        client.headers.update(engine._headers())
+    """The model ids a server lists (``GET /models``; blocking; within ``LIST_TIMEOUT_S`` in all). Raises
+    ``RemoteError``."""
+    engine = RemoteEngine(RemoteConnection(connection.base_url, "?", connection.api_key))
+    with fresh_client(engine._headers(), connection.connect_timeout_s) as client:
         return engine._list_models(client)
+
+
+def _error_answer(resp: httpx.Response) -> Any:
+    """A non-200 answer of the reply's request with its body read up to ``MAX_ERROR_BYTES`` (a server may send
+    hundreds of MB of error page)."""
+    from app.engine.remote.bounded import Answer
+
+    body = bytearray()
+    for piece in resp.iter_bytes():
+        body += piece
+        if len(body) >= MAX_ERROR_BYTES:
+            del body[MAX_ERROR_BYTES:]
+            break
+    return Answer(resp.status_code, resp.headers, bytes(body), resp.request, resp.reason_phrase)

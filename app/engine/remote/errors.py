@@ -53,6 +53,11 @@ class RemoteDisconnectedError(RemoteError):
     """The connection was lost mid-reply; the text received so far is kept."""
 
 
+class RemoteTimeoutError(RemoteError):
+    """A request's total deadline passed (a server that answers too slowly, or a little at a time), or the
+    request was ended because the window closed."""
+
+
 
 
 def error_text(obj: Any) -> str:
@@ -86,8 +91,9 @@ def retry_after_seconds(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def http_error(resp: httpx.Response, model: str | None) -> RemoteError:
-    """A ``RemoteError`` for a non-200 answer (the body must have been read)."""
+def http_error(resp: Any, model: str | None) -> RemoteError:
+    """A ``RemoteError`` for a non-200 answer: an ``httpx.Response`` whose body was read, or an
+    ``app.engine.remote.bounded.Answer``."""
     code = resp.status_code
     try:
         detail = error_text(resp.json())

@@ -12,8 +12,9 @@ The OpenAI API has neither, so the servers' own extras are asked, once each, and
 
 ``count_prompt(messages)`` returns ``(tokens, exact)``; ``exact`` is True only when the server rendered and
 tokenized the very prompt it would prefill. ``context_window()`` returns tokens, or None when no server extra says.
-Both block (HTTP, a few ms on loopback): call them from a worker thread. Raises ``RemoteError`` on a transport
-failure (the meter then shows nothing).
+Both block (HTTP, a few ms on loopback): call them from a worker thread. Each request has a total deadline
+(``TOKENS_TIMEOUT_S``) and a size cap (``app.engine.remote.bounded``), and is ended when the engine unloads
+(closing the window). Raises ``RemoteError`` on a transport failure or a deadline (the meter then shows nothing).
 """
 
 from __future__ import annotations
@@ -25,14 +26,15 @@ from typing import Any
 
 import httpx
 
-from app.engine.remote.errors import transport_error
+from app.engine.remote.bounded import CONNECT_S, Aborts, fresh_client, request
+from app.engine.remote.errors import RemoteError
 
 log = logging.getLogger("brook.engine.remote_tokens")
 
 #: Tokens a chat template adds per message when the server cannot render it (ChatML: ``<|im_start|>role\n`` …
 #: ``<|im_end|>\n`` = 5), plus the generation prompt's.
 TEMPLATE_TOKENS = 5
-#: Seconds for one tokenizer or props request.
+#: Seconds for one whole tokenizer or props request (a total deadline, connect included).
 TOKENS_TIMEOUT_S = 10.0
 
 
@@ -55,10 +57,13 @@ class TokenCounter:
     first count).
     """
 
-    def __init__(self, base_url: str, model: Callable[[], str | None], headers: Callable[[], dict[str, str]]) -> None:
+    def __init__(self, base_url: str, model: Callable[[], str | None], headers: Callable[[], dict[str, str]],
+                 requests: Aborts | None = None, connect_s: float = CONNECT_S) -> None:
         self.base_url = base_url
         self._model = model
         self._headers = headers
+        self.requests = requests if requests is not None else Aborts()
+        self._connect_s = connect_s
         self.source: str | None = None
         self._window: int | None = None
         self._window_asked = False
@@ -68,9 +73,13 @@ class TokenCounter:
         base = self.base_url
         return base[: -len("/v1")] if base.endswith("/v1") else base
 
+    def _get(self, client: httpx.Client, url: str) -> Any:
+        return request(client, "GET", url, total_s=TOKENS_TIMEOUT_S, aborts=self.requests, base_url=self.base_url)
+
     def _post(self, client: httpx.Client, path: str, body: dict[str, Any]) -> Any | None:
         """The JSON answer of ``POST root+path``, or None when the server has no such endpoint."""
-        resp = client.post(self._root() + path, json=body)
+        resp = request(client, "POST", self._root() + path, json=body, total_s=TOKENS_TIMEOUT_S,
+                       aborts=self.requests, base_url=self.base_url)
         if resp.status_code >= 400:          # 404: no such extra on this server
             return None
         try:
@@ -82,15 +91,12 @@ class TokenCounter:
         """``(tokens, exact)`` of the prompt ``messages`` make on this server (see the module docstring)."""
         msgs = [{"role": m.get("role", ""), "content": m.get("content", "")} for m in messages]
         overhead = TEMPLATE_TOKENS * len(msgs) + TEMPLATE_TOKENS
-        try:
-            with httpx.Client(timeout=TOKENS_TIMEOUT_S, headers=self._headers()) as client:
-                for source in ([self.source] if self.source else ["llama-server", "llama-cpp-python"]):
-                    counted = self._count_with(client, source, msgs, overhead)
-                    if counted is not None:
-                        self.source = source
-                        return counted
-        except httpx.HTTPError as exc:
-            raise transport_error(exc, self.base_url, 0) from exc
+        with fresh_client(self._headers(), self._connect_s) as client:
+            for source in ([self.source] if self.source else ["llama-server", "llama-cpp-python"]):
+                counted = self._count_with(client, source, msgs, overhead)
+                if counted is not None:
+                    self.source = source
+                    return counted
         self.source = "estimate"
         return sum(estimate_tokens(m["content"]) for m in msgs) + overhead, False
 
@@ -122,15 +128,15 @@ class TokenCounter:
             return self._window
         window = None
         try:
-            with httpx.Client(timeout=TOKENS_TIMEOUT_S, headers=self._headers()) as client:
-                props = client.get(self._root() + "/props")
+            with fresh_client(self._headers(), self._connect_s) as client:
+                props = self._get(client, self._root() + "/props")
                 if props.status_code == 200:
                     window = _n_ctx(props.json())
                 if window is None:
-                    models = client.get(self.base_url + "/models")
+                    models = self._get(client, self.base_url + "/models")
                     if models.status_code == 200:
                         window = _model_window(models.json(), self._model())
-        except (httpx.HTTPError, ValueError) as exc:
+        except (RemoteError, ValueError) as exc:
             log.debug("context window of %s: %s", self.base_url, exc)
             return None
         self._window, self._window_asked = window, True
