@@ -30,6 +30,7 @@ from app.core.streaming.metrics import now
 from app.core.streaming.scheduler import FairScheduler
 from app.core.streaming.stream import GIL_SWITCH_INTERVAL_S, tune_switch_interval
 from app.core.types import GenerationParams
+from app.engine.base import Engine
 from app.engine.scripted import DEFAULT_REPLY, ScriptedEngine
 
 log = logging.getLogger("brook.bench.pipeline")
@@ -37,7 +38,7 @@ log = logging.getLogger("brook.bench.pipeline")
 PROMPT = "Write a long story about a lighthouse keeper and the ships she guides, with a few lists and code."
 
 
-def raw_run(engine: Any, messages: list[dict[str, str]], params: GenerationParams) -> dict[str, Any]:
+def raw_run(engine: Engine, messages: list[dict[str, str]], params: GenerationParams) -> dict[str, Any]:
     """The baseline: iterate the engine on this thread, join the text, nothing else."""
     parts: list[str] = []
     tokens = 0
@@ -54,7 +55,7 @@ def raw_run(engine: Any, messages: list[dict[str, str]], params: GenerationParam
     return {"tokens": tokens, "span": last - first, "ttft": first - t_call, "text": "".join(parts)}
 
 
-async def ours_run(engine: Any, stage: PaintStage, params: GenerationParams,
+async def ours_run(engine: Engine, stage: PaintStage, params: GenerationParams,
                    settings: StreamSettings) -> dict[str, Any]:
     """The app's path end to end; waits until the last chunk is painted."""
     c = Conversation()
@@ -74,7 +75,7 @@ async def ours_run(engine: Any, stage: PaintStage, params: GenerationParams,
             "backpressure_waits": m.backpressure_waits}
 
 
-async def compare(engine: Any, stage: PaintStage, params: GenerationParams, rounds: int) -> dict[str, Any]:
+async def compare(engine: Engine, stage: PaintStage, params: GenerationParams, rounds: int) -> dict[str, Any]:
     messages = [{"role": "user", "content": PROMPT}]
     settings = StreamSettings()
     ratios: list[float] = []

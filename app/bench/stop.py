@@ -30,10 +30,11 @@ from app.core.streaming.metrics import now
 from app.core.streaming.scheduler import FairScheduler
 from app.core.streaming.stream import live_streams
 from app.core.types import GenerationParams
+from app.engine.base import Engine
 from app.engine.scripted import DEFAULT_REPLY, ScriptedEngine
 
 
-async def one_stop(engine: Any, sched: FairScheduler, stage: PaintStage, delay_s: float,
+async def one_stop(engine: Engine, sched: FairScheduler, stage: PaintStage, delay_s: float,
                    ) -> dict[str, Any]:
     c = Conversation()
     c.add(Message(Role.USER, "Tell me everything."))
@@ -85,7 +86,7 @@ def main(argv: list[str]) -> int:
     rng = random.Random(args.seed)
     with qt_loop() as loop:
         stage = PaintStage()
-        engine: Any
+        engine: Engine
         if args.model:
             from app.engine.llama import LlamaEngine
             from app.engine.models import bundled_model_path

@@ -37,7 +37,7 @@ from app.core.streaming.generation import StreamSettings
 from app.core.streaming.scheduler import scheduler_for
 from app.core.streaming.stream import TokenStream
 from app.core.types import Chunk
-from app.engine.base import ContextOverflowError
+from app.engine.base import ContextOverflowError, Engine
 from app.server.schema import APIError, ChatRequest, parse_chat_request
 
 log = logging.getLogger("brook.server")
@@ -134,7 +134,7 @@ class BrookAPI:
     """The ASGI app. ``engine_provider()`` returns the engine to serve (the window's current one, which may
     change when the user opens another model); ``app`` is the Starlette application."""
 
-    def __init__(self, engine_provider: Callable[[], Any], options: ServerOptions | None = None) -> None:
+    def __init__(self, engine_provider: Callable[[], Engine], options: ServerOptions | None = None) -> None:
         self.engine_provider = engine_provider
         self.options = options or ServerOptions()
         self.active = 0                  # replies streaming now (for tests and the status bar)
@@ -232,7 +232,7 @@ class BrookAPI:
         return _ASGIResponse(lambda receive, send: self._complete(engine, req, receive, send))
 
     # generation ----------------------------------------------------------------------------------------
-    async def _generate(self, engine: Any, req: ChatRequest, on_batch: Callable[[list[Chunk]], Awaitable[None]]
+    async def _generate(self, engine: Engine, req: ChatRequest, on_batch: Callable[[list[Chunk]], Awaitable[None]]
                         ) -> tuple[int, str | None]:
         """Wait for the engine's slot (FIFO, shared with the window), stream the reply, hand each batch to
         ``on_batch``. Returns (completion tokens, finish reason). Cancelling it stops the generation (the
@@ -246,7 +246,7 @@ class BrookAPI:
         finally:
             self._tasks.discard(task)
 
-    async def _generate_in_slot(self, engine: Any, req: ChatRequest,
+    async def _generate_in_slot(self, engine: Engine, req: ChatRequest,
                                 on_batch: Callable[[list[Chunk]], Awaitable[None]],
                                 settings: StreamSettings) -> tuple[int, str | None]:
         slot = await scheduler_for(engine).acquire()
@@ -277,7 +277,7 @@ class BrookAPI:
         self.served += 1
         return tokens, finish
 
-    async def _stream(self, engine: Any, req: ChatRequest, receive: Receive, send: Send) -> None:
+    async def _stream(self, engine: Engine, req: ChatRequest, receive: Receive, send: Send) -> None:
         cid, created = f"chatcmpl-brook-{next(_ids)}", int(time.time())
         await send({"type": "http.response.start", "status": 200, "headers": [
             (b"content-type", b"text/event-stream; charset=utf-8"), (b"cache-control", b"no-store"),
@@ -322,7 +322,7 @@ class BrookAPI:
         tail.append(b"data: [DONE]\n\n")
         await send({"type": "http.response.body", "body": b"".join(tail), "more_body": False})
 
-    async def _complete(self, engine: Any, req: ChatRequest, receive: Receive, send: Send) -> None:
+    async def _complete(self, engine: Engine, req: ChatRequest, receive: Receive, send: Send) -> None:
         parts: list[str] = []
 
         async def on_batch(batch: list[Chunk]) -> None:
@@ -349,7 +349,7 @@ class BrookAPI:
         await JSONResponse(answer)({"type": "http"}, receive, send)
 
 
-async def _usage(engine: Any, req: ChatRequest, completion_tokens: int) -> dict[str, int]:
+async def _usage(engine: Engine, req: ChatRequest, completion_tokens: int) -> dict[str, int]:
     """OpenAI's usage object. Prompt tokens: the engine's count of the built prompt (chat template included),
     tokenized off the loop; 0 where the engine cannot count (a remote or scripted engine)."""
     prompt = 0

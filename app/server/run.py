@@ -17,11 +17,11 @@ import signal
 import socket
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import uvicorn
 
 from app.core.errors import BrookError
+from app.engine.base import Engine
 from app.server.api import BrookAPI, ServerOptions
 
 log = logging.getLogger("brook.server")
@@ -76,7 +76,7 @@ class BrookServer:
     ``ServerError``) and serves in a task on the running loop; ``await stop()`` stops the replies in flight
     (their generations stop within one token) and closes the listener."""
 
-    def __init__(self, engine_provider: Callable[[], Any], *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
+    def __init__(self, engine_provider: Callable[[], Engine], *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
                  options: ServerOptions | None = None, handle_signals: bool = False) -> None:
         self.host = host
         self.port = port
@@ -142,7 +142,7 @@ class BrookServer:
 
 
 # python main.py --serve ----------------------------------------------------------------------------------
-def serve_main(args: argparse.Namespace, make_engine: Callable[[], Any]) -> int:
+def serve_main(args: argparse.Namespace, make_engine: Callable[[], Engine]) -> int:
     """The headless server: load the engine, serve until Ctrl+C / SIGTERM, stop every reply, unload."""
     from app.core.streaming.generation import shutdown
     from app.core.streaming.stream import tune_switch_interval

@@ -7,11 +7,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from app.core.conversation import Conversation
 from app.core.types import GenerationParams
+
+if TYPE_CHECKING:
+    from app.engine.base import Engine
 
 #: Warn when the prompt plus the reply's reserve fills more than this share of the window.
 WARN_FRACTION = 0.85
@@ -40,7 +44,27 @@ class ContextUsage:
         return self.fraction >= WARN_FRACTION or self.left_out > 0
 
 
-def measure(engine: Any, conv: Conversation, draft: str = "", params: GenerationParams | None = None) -> ContextUsage:
+@runtime_checkable
+class ServerCounter(Protocol):
+    """An engine whose server counts a prompt's tokens (``app.engine.remote``)."""
+
+    def context_window(self) -> int | None: ...
+
+    def count_prompt(self, messages: Sequence[Mapping[str, str]]) -> tuple[int, bool]: ...
+
+
+@runtime_checkable
+class PromptCounter(Protocol):
+    """An engine with its own tokenizer and chat template (``app.engine.llama``)."""
+
+    def fit_context(self, messages: Sequence[Mapping[str, str]],
+                    params: GenerationParams) -> Sequence[Mapping[str, str]]: ...
+
+    def prompt_tokens(self, messages: Sequence[Mapping[str, str]]) -> int: ...
+
+
+def measure(engine: Engine, conv: Conversation, draft: str = "",
+            params: GenerationParams | None = None) -> ContextUsage:
     """Usage of ``conv`` plus ``draft`` (the text in the input box) on ``engine``: a loaded ``LlamaEngine`` (its
     own tokenizer and chat template, exact), or a ``RemoteEngine`` (``count_prompt`` / ``context_window``: the
     server's tokenizer where it has one, else an estimate marked ``estimate``). Raises ``EngineNotLoadedError``
@@ -50,12 +74,12 @@ def measure(engine: Any, conv: Conversation, draft: str = "", params: Generation
     messages = conv.prompt_messages()
     if draft.strip():
         messages.append({"role": "user", "content": draft})
-    if hasattr(engine, "count_prompt"):          # a remote server: its tokenizer where it has one (see above)
+    if isinstance(engine, ServerCounter):        # a remote server: its tokenizer where it has one (see above)
         window = int(engine.context_window() or 0)
         used, exact = engine.count_prompt(messages) if messages else (0, True)
         return ContextUsage(used, window, min(params.max_tokens, window // 4), 0, estimate=not exact,
                             source=str(getattr(engine, "token_source", None) or "server"))
-    if not hasattr(engine, "prompt_tokens") or not messages:
+    if not isinstance(engine, PromptCounter) or not messages:
         return ContextUsage(0, window, min(params.max_tokens, window // 4), 0)
     kept = engine.fit_context(messages, params)
     left_out = len(messages) - len(kept)

@@ -10,10 +10,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.core.text import QT_TRANSLATE_NOOP
+
+if TYPE_CHECKING:
+    from app.core.chat.session import ChatSession
 
 #: The link target the window puts in an unanswered reply's note ("Resend").
 RESEND_LINK = "brook:resend"
@@ -62,7 +65,7 @@ def message_notes(msg: Message) -> list[str]:
     return [n for n in (unanswered_note(msg), left_out_note(msg)) if n]
 
 
-def resend(session: Any, reply: Message) -> Message | None:
+def resend(session: ChatSession, reply: Message) -> Message | None:
     """Send the question of ``reply`` (a reply without any text) again. When ``reply`` is the chat's last
     message it is generated again in place; otherwise the question is sent anew at the end of the chat.
     Returns the reply being generated, or None (not unanswered, a reply is generating, no model)."""

@@ -16,7 +16,7 @@ import contextlib
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from app.core.chat.presets import chat_params, new_chat
 from app.core.conversation import Conversation, Message, MessageStatus, Role
@@ -29,6 +29,9 @@ from app.core.streaming.generation import shutdown as shutdown_generations
 from app.core.streaming.scheduler import FairScheduler, scheduler_for
 from app.core.text import QT_TRANSLATE_NOOP
 from app.core.types import GenerationParams
+
+if TYPE_CHECKING:
+    from app.engine.base import Engine
 
 log = logging.getLogger("brook.session")
 #: Notices after a model switch that did not happen (English; the window translates them: ``Notes`` context).
@@ -92,9 +95,9 @@ class ChatSession:
     #: While a reply streams, its partial text is saved this often (seconds): a crash loses at most this much.
     AUTOSAVE_S = 1.0
 
-    def __init__(self, engine: Any, settings: AppSettings | None = None, store: Store | None = None, *,
+    def __init__(self, engine: Engine, settings: AppSettings | None = None, store: Store | None = None, *,
                  listener: SessionListener | None = None,
-                 opener: Callable[[str], Any] | None = None) -> None:
+                 opener: Callable[[str], Engine] | None = None) -> None:
         self.engine = engine
         self.scheduler: FairScheduler = scheduler_for(engine)
         self.settings = settings or AppSettings()
@@ -220,7 +223,7 @@ class ChatSession:
         self.save_settings()
         return True
 
-    async def switch_engine(self, new: Any) -> bool:
+    async def switch_engine(self, new: Engine) -> bool:
         """Replace the engine by ``new``: stop every reply, wait for their workers, unload the old model, load
         ``new``. If ``new`` fails to load, the old model is loaded again (with a notice), so a bad file never
         leaves the session without a model. Returns True when ``new`` is in use."""
@@ -243,12 +246,12 @@ class ChatSession:
                                  "notice")
         return False
 
-    def _open(self, path: str) -> Any:
+    def _open(self, path: str) -> Engine:
         if self.opener is None:
             raise BrookError("This window cannot open other models.")
         return self.opener(path)
 
-    def _set_engine(self, engine: Any) -> None:
+    def _set_engine(self, engine: Engine) -> None:
         self.engine = engine
         self.scheduler = scheduler_for(engine)
 

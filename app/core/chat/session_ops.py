@@ -10,26 +10,30 @@ reply with ``ChatSession.start_reply`` and the chat's own parameters (``app.core
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from app.core.chat import versions
 from app.core.chat.message_ops import delete_message, edit_message
 from app.core.chat.presets import chat_params
-from app.core.conversation import Message, MessageStatus, Role
+from app.core.conversation import Conversation, Message, MessageStatus, Role
+from app.core.types import GenerationParams
+
+if TYPE_CHECKING:
+    from app.core.chat.session import ChatSession
 
 
-def reply_params(session: Any) -> Any:
+def reply_params(session: ChatSession) -> GenerationParams:
     """The next reply's sampling parameters: the shown chat's own (preset + overrides), else the settings'."""
     return chat_params(session.conversation, session.settings.generation)
 
 
-def _replace_view(session: Any, conv: Any, msg: Message) -> None:
+def _replace_view(session: ChatSession, conv: Conversation, msg: Message) -> None:
     """Have the view draw ``msg`` afresh (its text changed under it)."""
     session.listener.message_removed(conv, msg)
     session.listener.message_added(conv, msg)
 
 
-def regenerate(session: Any, params: Any = None) -> Message | None:
+def regenerate(session: ChatSession, params: GenerationParams | None = None) -> Message | None:
     """A new version of the shown chat's last reply; the old one is kept (‹1/2›). Returns the reply, or None
     when the last message is not a finished reply, a reply is generating or no model is loaded."""
     conv = session.conversation
@@ -42,7 +46,7 @@ def regenerate(session: Any, params: Any = None) -> Message | None:
     return reply
 
 
-def continue_reply(session: Any, params: Any = None) -> Message | None:
+def continue_reply(session: ChatSession, params: GenerationParams | None = None) -> Message | None:
     """The model goes on from the shown chat's last reply (stopped, cut at the length limit or timed out), in the
     same message. Returns the reply, or None when there is nothing to continue."""
     conv = session.conversation
@@ -57,7 +61,8 @@ def continue_reply(session: Any, params: Any = None) -> Message | None:
     return reply
 
 
-def edit_and_resend(session: Any, msg: Message, text: str, params: Any = None) -> Message | None:
+def edit_and_resend(session: ChatSession, msg: Message, text: str,
+                    params: GenerationParams | None = None) -> Message | None:
     """Replace user message ``msg``'s text, drop what followed it, and ask the model again. Returns the new reply
     (None when a reply is generating or no model is loaded). Raises ``ValueError`` for an empty text."""
     conv = session.conversation
@@ -69,7 +74,7 @@ def edit_and_resend(session: Any, msg: Message, text: str, params: Any = None) -
     return gen.reply
 
 
-def delete(session: Any, msg: Message) -> bool:
+def delete(session: ChatSession, msg: Message) -> bool:
     """Delete ``msg`` from the shown chat (not while the chat generates). Returns True when deleted."""
     conv = session.conversation
     if session.generating or msg not in conv.messages:
@@ -79,7 +84,7 @@ def delete(session: Any, msg: Message) -> bool:
     return True
 
 
-def show_version(session: Any, msg: Message, index: int) -> bool:
+def show_version(session: ChatSession, msg: Message, index: int) -> bool:
     """Show version ``index`` of reply ``msg`` and save which one is shown (the next reply follows from it)."""
     conv = session.conversation
     if session.generating or not versions.show_version(msg, index):
@@ -94,9 +99,9 @@ class SendQueue:
     """Messages typed while the shown chat's reply generates: kept in order and sent, one at a time, as soon as
     the chat is idle (``pump`` is called when a reply ends). Never silently dropped: ``pending`` shows them."""
 
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: ChatSession) -> None:
         self.session = session
-        self.pending: list[tuple[Any, str]] = []       # (conversation, text)
+        self.pending: list[tuple[Conversation, str]] = []       # (conversation, text)
 
     def submit(self, text: str) -> Message | None:
         """Send now when possible, else queue. Returns the reply when sent now."""

@@ -113,7 +113,7 @@ class FairScheduler:
 _schedulers: weakref.WeakKeyDictionary[Any, FairScheduler] = weakref.WeakKeyDictionary()
 
 
-def scheduler_for(engine: Any) -> FairScheduler:
+def scheduler_for(engine: object) -> FairScheduler:
     """The one ``FairScheduler`` of ``engine`` (created on first use with ``engine.max_concurrency``, default 1).
 
     Every conversation that uses the same engine object must share its scheduler: that is what serialises
