@@ -1,10 +1,11 @@
 """The model library: GGUF files in the models folder, described from their headers without loading weights.
 
-``read_model_info`` reads a file's metadata and tensor table with the ``gguf`` package (llama.cpp's own Python
-reader, ``gguf.GGUFReader``: it memory-maps the file and never reads the weights). Parsing the tokenizer arrays
-in Python takes ~0.1-5 s per file, so results are cached by path + size + mtime (``LibraryCache``) and a rescan
-of unchanged files is instant. A file that cannot be described is listed with ``broken`` set to the reason; the
-scan never raises for a bad file.
+``read_model_info`` reads a file's metadata and tensor table with ``app.engine.gguf_header`` (a bounded walk of
+the header over a memory map: every count and length is checked against the file's size first, arrays are
+skipped, never turned into Python objects; ``gguf.GGUFReader`` cost ~200× the file in memory on a header of
+millions of empty strings), with the ``gguf`` package's names for file and tensor types. Results are cached by
+path + size + mtime (``LibraryCache``) and a rescan of unchanged files is instant. A file that cannot be
+described is listed with ``broken`` set to the reason; the scan never raises for a bad file.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from app.engine.base import EngineError
+from app.engine.gguf_header import GGUFHeaderError, read_header
 from app.engine.models import check_gguf
 
 log = logging.getLogger("brook.library")
@@ -101,15 +103,15 @@ def read_model_info(path: str | Path) -> ModelInfo:
     try:
         import gguf
 
-        reader = gguf.GGUFReader(p, "r")
-        fields = reader.fields
+        header = read_header(p)
+        fields = header.fields
 
         def get(key: str) -> Any:
-            f = fields.get(key)
-            return None if f is None else f.contents()
+            return fields.get(key)
 
         arch = get("general.architecture")
-        n_params = sum(int(t.n_elements) for t in reader.tensors) or None
+        arch = arch if isinstance(arch, str) else None
+        n_params = sum(n for _name, n, _kind in header.tensors) or None
         ftype = get("general.file_type")
         quant = None
         if isinstance(ftype, int):
@@ -117,22 +119,28 @@ def read_model_info(path: str | Path) -> ModelInfo:
                 quant = gguf.LlamaFileType(ftype).name.removeprefix("MOSTLY_")
             except ValueError:
                 quant = None
-        if quant is None and reader.tensors:
-            quant = Counter(t.tensor_type.name for t in reader.tensors).most_common(1)[0][0]
+        if quant is None and header.tensors:
+            kind = Counter(k for _name, _n, k in header.tensors).most_common(1)[0][0]
+            try:
+                quant = gguf.GGMLQuantizationType(kind).name
+            except ValueError:
+                quant = f"type {kind}"
+
         def num(key: str) -> int | None:
             v = get(f"{arch}.{key}") if arch else None
-            return int(v) if isinstance(v, int) else None
+            return int(v) if isinstance(v, int) and not isinstance(v, bool) else None
 
-        info = ModelInfo(str(p), p.name, size, name=get("general.name"), architecture=arch, parameters=n_params,
-                         quantization=quant, context_length=num("context_length"),
+        name = get("general.name")
+        info = ModelInfo(str(p), p.name, size, name=name if isinstance(name, str) else None, architecture=arch,
+                         parameters=n_params, quantization=quant, context_length=num("context_length"),
                          has_chat_template="tokenizer.chat_template" in fields, n_layers=num("block_count"),
                          n_embd=num("embedding_length"), n_head=num("attention.head_count"),
                          n_head_kv=num("attention.head_count_kv"))
-    except Exception as exc:     # the reader's errors are ValueError, IndexError, struct/numpy errors…
+    except (GGUFHeaderError, OSError, ValueError, OverflowError) as exc:
         log.info("model library: %s is broken: %s", p, exc)
-        return ModelInfo(str(p), p.name, size,
-                         broken="the GGUF header is damaged or truncated (a download that did not finish?)")
-    if not reader.tensors:
+        why = f": {exc}" if isinstance(exc, GGUFHeaderError) else " (a download that did not finish?)"
+        return ModelInfo(str(p), p.name, size, broken=f"the GGUF header is damaged or truncated{why}")
+    if not header.tensors:
         return ModelInfo(**{**asdict(info), "broken": "no weights in the file (a vocabulary-only GGUF?)"})
     if not arch:
         return ModelInfo(**{**asdict(info), "broken": "no general.architecture in the header"})
