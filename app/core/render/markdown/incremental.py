@@ -12,7 +12,9 @@ Costs per render: an open top-level fence or table takes a fast path (:mod:`.fen
 other tail is re-parsed, but once it is longer than :data:`BIG_TAIL_CHARS` it is re-parsed only after it grew
 by a fraction :data:`BIG_TAIL_GROWTH` of its size, or after :data:`BIG_TAIL_MIN_S` (and at least 4 × the last
 render's cost) passed — amortised O(1) per character. Throttling only delays what is shown: the final HTML is
-unaffected. The clock is injected (``clock``), so tests can drive the throttle.
+unaffected. A tail dense with emphasis and link openers (markdown-it's slow shapes) is inline-parsed only up to
+a bound, the rest shown as text until the end (:mod:`.bounded`). The clock is injected (``clock``), so tests
+can drive the throttle.
 
 With a ``pool`` (:mod:`app.core.render.lexer_pool`) no lexer runs in the caller: code still being lexed shows as plain
 text, a block holding such code stays in the tail until its colours are known (so stable blocks never change
@@ -35,6 +37,7 @@ from markdown_it.token import Token
 
 from app.core.render.highlight import SegmentCache
 from app.core.render.markdown.boundaries import find_boundary, holds_back
+from app.core.render.markdown.bounded import parse_tail
 from app.core.render.markdown.fences import OpenFence
 from app.core.render.markdown.html import HtmlRenderer, copy_href
 from app.core.render.markdown.parser import group_blocks, normalize, parse
@@ -369,12 +372,13 @@ class MarkdownStream:
         if show_partial:
             src += partial
         env = {"references": dict(self._references)}
-        tokens = parse(src, env) if src else []
+        tokens, bounded = parse_tail(src, env) if src else ([], False)   # costly inline shapes: bounded
         k, cut_index = find_boundary(tokens, self._lines)
         if k > 0:
             # The blocks before line k parse the same alone (that is what makes k safe), so the tail's tokens
-            # are reused unless the tail defined link references (the stable env must only get lines < k's).
-            same_refs = len(env["references"]) == len(self._references)
+            # are reused unless the tail defined link references (the stable env must only get lines < k's)
+            # or the parse was bounded (stable blocks are parsed in full).
+            same_refs = len(env["references"]) == len(self._references) and not bounded
             taken = self._stabilize("\n".join(self._lines[:k]) + "\n", tokens[:cut_index] if same_refs else None)
             if taken != k:  # a block with pending code colours stays in the tail
                 k = taken
@@ -406,5 +410,5 @@ class MarkdownStream:
                 self._set_tail([html], [])
             else:
                 self._fence = None
-        else:
+        elif not bounded:
             self._table = OpenTable.open(tokens, self._lines, show_partial)
