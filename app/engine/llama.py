@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -83,8 +83,7 @@ class LlamaEngine:
         Llama = import_llama()
         with loading_with_progress(progress) as watch:      # llama.cpp's own progress; False from it aborts
             try:
-                llm = Llama(model_path=str(path), n_ctx=self.n_ctx, n_threads=self.n_threads,
-                            n_gpu_layers=self.n_gpu_layers, verbose=False)
+                llm = Llama(model_path=str(path), **self.load_params())
             except (ValueError, RuntimeError, OSError) as exc:
                 if watch.cancelled is not None:
                     log.info("loading %s cancelled after %d progress callbacks", path, watch.calls)
@@ -110,6 +109,12 @@ class LlamaEngine:
         default_hash_cache().start(path)      # SHA-256 for provenance, once per file, in the background
         log.info("loaded %s (n_ctx=%d)", path, self.n_ctx)
 
+    def load_params(self) -> dict[str, Any]:
+        """The keyword arguments ``load`` gives ``llama_cpp.Llama`` besides the model path (one place to add
+        a load option)."""
+        return {"n_ctx": self.n_ctx, "n_threads": self.n_threads, "n_gpu_layers": self.n_gpu_layers,
+                "verbose": False}
+
     @property
     def metadata(self) -> dict[str, str]:
         return dict(self._llm.metadata) if self._llm is not None else {}
@@ -123,9 +128,11 @@ class LlamaEngine:
         return model_file_facts(self.model_path, default_hash_cache(), template)
 
     def stream(self, messages: Sequence[Mapping[str, str]], params: GenerationParams,
-               stop: threading.Event) -> Iterator[Chunk]:
+               stop: threading.Event, on_prompt: Callable[[int], None] | None = None) -> Iterator[Chunk]:
         """Yield chunks of the reply; checks ``stop`` between tokens (decode). Prefill happens inside the first
-        ``next()`` and cannot be interrupted. Raises ``ContextOverflowError`` when the prompt does not fit.
+        ``next()``; ``stop`` aborts it (llama.cpp's abort callback). Raises ``ContextOverflowError`` when the
+        prompt does not fit. ``on_prompt(n_tokens)`` is called once the chat template is rendered and the prompt
+        tokenized, before prefill (the engine host reports that phase's end).
 
         When the chat template's generation prompt opened a reasoning section (``Prompt.reasoning_open``: it
         ends with ``<think>``), the first chunk's text starts with ``<think>`` (no token of its own): the reply's
@@ -139,6 +146,8 @@ class LlamaEngine:
         if not (isinstance(messages, FittedMessages) and messages.n_ctx == self.n_ctx):
             messages = self.fit_context(messages, params)
         prompt = chat.build(messages)
+        if on_prompt is not None:
+            on_prompt(len(prompt.tokens))
         kwargs: dict[str, Any] = dict(prompt=prompt.tokens, stream=True, temperature=params.temperature,
                                       top_p=params.top_p, top_k=params.top_k, min_p=params.min_p,
                                       repeat_penalty=params.repeat_penalty, max_tokens=params.max_tokens,
@@ -299,6 +308,40 @@ def import_llama() -> Any:
     return Llama
 
 
+#: Machines with at most this many physical cores keep one of them for the window (see ``default_threads``).
+SMALL_MACHINE_CORES = 8
+
+
+def physical_cores() -> int:
+    """Physical CPU cores this process may use: distinct (package, core) pairs of ``/proc/cpuinfo`` among the
+    CPUs of its affinity mask on Linux; elsewhere ``os.cpu_count()`` (logical CPUs). At least 1."""
+    logical = os.cpu_count() or 1
+    try:
+        allowed = os.sched_getaffinity(0)
+        text = Path("/proc/cpuinfo").read_text(encoding="ascii", errors="replace")
+    except (AttributeError, OSError):
+        return max(1, logical)
+    cores: set[tuple[str, str]] = set()
+    cpu, package, core = -1, "0", None
+    for line in [*text.splitlines(), ""]:
+        key, _, value = line.partition(":")
+        key, value = key.strip(), value.strip()
+        if key == "processor":
+            cpu = int(value) if value.isdigit() else -1
+        elif key == "physical id":
+            package = value
+        elif key == "core id":
+            core = value
+        elif not key:                        # end of one CPU's block
+            if cpu in allowed:
+                cores.add((package, core if core is not None else str(cpu)))
+            cpu, package, core = -1, "0", None
+    return max(1, len(cores) or len(allowed) or logical)
+
+
 def default_threads() -> int:
-    """Decode threads: physical-ish cores (``os.cpu_count()``), at least 1."""
-    return max(1, os.cpu_count() or 1)
+    """Decode threads when the settings say "automatic": the physical cores (``physical_cores``), minus one on a
+    machine with at most ``SMALL_MACHINE_CORES`` of them, so the window keeps a core to paint the tokens with
+    (decode is memory-bound: a thread per physical core is all llama.cpp can use). At least 1."""
+    cores = physical_cores()
+    return max(1, cores - 1 if cores <= SMALL_MACHINE_CORES else cores)

@@ -25,7 +25,10 @@ class EngineSpec:
     - ``n_threads`` / ``n_gpu_layers``: llama.cpp's decode threads (``None``: its default) and layers offloaded
       to a GPU (0: none);
     - ``remote``: an OpenAI-compatible server (an ``app.engine.remote.engine.RemoteConnection``) instead of a local
-      model.
+      model;
+    - ``in_process``: run a local model in this process (``app.engine.llama.LlamaEngine``: benchmarks, tests)
+      instead of the default, its own engine host process (``app.engine.hosted.HostedEngine``), which a crash
+      or hang of llama.cpp cannot take down with the window.
     """
 
     model_path: str | Path | None = None
@@ -36,6 +39,7 @@ class EngineSpec:
     n_gpu_layers: int = 0
     remote: Any = None
     script: str | None = None  # with ``scripted``: the reply's text (``--scripted-reply FILE``)
+    in_process: bool = False   # a local model in this process (``LlamaEngine``) instead of an engine host
 
     def with_model(self, path: str | Path) -> EngineSpec:
         """The same options for another model file."""
@@ -60,12 +64,19 @@ def open_engine(spec: EngineSpec, *, check: bool = True) -> Engine:
 
         engine = RemoteEngine(spec.remote)
     else:
-        from app.engine.llama import DEFAULT_N_CTX, LlamaEngine
+        from app.engine.llama import DEFAULT_N_CTX, default_threads
         from app.engine.models import bundled_model_path, check_gguf
 
         path = Path(spec.model_path) if spec.model_path is not None else bundled_model_path()
         if check:
             check_gguf(path)
-        engine = LlamaEngine(path, n_ctx=spec.n_ctx or DEFAULT_N_CTX, n_threads=spec.n_threads,
-                             n_gpu_layers=spec.n_gpu_layers)
+        n_ctx, n_threads = spec.n_ctx or DEFAULT_N_CTX, spec.n_threads or default_threads()
+        if spec.in_process:
+            from app.engine.llama import LlamaEngine
+
+            engine = LlamaEngine(path, n_ctx=n_ctx, n_threads=n_threads, n_gpu_layers=spec.n_gpu_layers)
+        else:
+            from app.engine.hosted import HostedEngine
+
+            engine = HostedEngine(path, n_ctx=n_ctx, n_threads=n_threads, n_gpu_layers=spec.n_gpu_layers)
     return SlowEngine(engine, spec.slow_ms) if spec.slow_ms else engine

@@ -251,7 +251,8 @@ def _fitted(engine: ChunkSource, messages: list[dict[str, str]], params: Generat
 
 
 def _fail(reply: Message, exc: BaseException) -> None:
-    reply.status, reply.stop_reason = MessageStatus.ERROR, "error"
+    # an error may name its own stop reason (a crashed engine host: "the model process crashed: … (SIGILL)")
+    reply.status, reply.stop_reason = MessageStatus.ERROR, str(getattr(exc, "stop_reason", None) or "error")
     if isinstance(exc, BrookError):
         reply.error = str(exc)
         log.warning("reply %s failed: %s", reply.id, exc)          # an expected, explained failure

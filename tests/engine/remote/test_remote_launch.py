@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from app.core.connections import Connections, KeyStore, SavedConnection
-from app.engine.llama import LlamaEngine
+from app.engine.hosted import HostedEngine
 from app.engine.remote.engine import RemoteEngine
 from app.launcher import build_parser, make_engine
 
@@ -18,7 +18,7 @@ def test_remote_url_saved_connection_and_local(bundled_model, monkeypatch: pytes
     assert e.connection.api_key == "k1"
     monkeypatch.delenv("BROOK_REMOTE_API_KEY")
 
-    assert isinstance(make_engine(build_parser().parse_args([]), None), LlamaEngine)   # nothing saved
+    assert isinstance(make_engine(build_parser().parse_args([]), None), HostedEngine)   # nothing saved
     conns = Connections([SavedConnection("box", "http://box:8000/v1", "qwen", 8)], active="box")
     conns.save()
     keys = KeyStore()
@@ -29,4 +29,4 @@ def test_remote_url_saved_connection_and_local(bundled_model, monkeypatch: pytes
     assert isinstance(e, RemoteEngine) and (e.base_url, e.model, e.max_concurrency) == ("http://box:8000/v1",
                                                                                         "qwen", 8)
     assert e.connection.api_key == "k2"
-    assert isinstance(make_engine(build_parser().parse_args(["--model", str(bundled_model)]), None), LlamaEngine)
+    assert isinstance(make_engine(build_parser().parse_args(["--model", str(bundled_model)]), None), HostedEngine)

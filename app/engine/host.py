@@ -1,0 +1,313 @@
+"""The engine host: the child process that runs llama.cpp (load, chat template, tokenizing, prefill, decode).
+
+Started by ``app.engine.hosted.HostedEngine`` with ``multiprocessing``'s *spawn* context (never a fork of a
+process that runs Qt), it talks to the window process over two ``multiprocessing`` pipes (each message one
+pickled tuple, length-framed by ``Connection``):
+
+- **control pipe** (``ctl``), one request at a time: ``("load", options)`` → ``("progress", f)``… then
+  ``("loaded", facts)`` or ``("error", kind, message)``; ``("stream", sid, messages, fitted, params, window,
+  fault)`` → ``("prompt", sid, n_tokens)`` once the chat template is rendered and the prompt tokenized, then
+  ``("chunk", sid, text, n_tokens, finish_reason)``…, then ``("end", sid)`` or ``("error", kind, message)``.
+  While a stream runs the window sends ``("credit", sid, n)`` (n more chunks may be sent: credit flow control,
+  so a full chunk queue in the window pauses decode and the pipe never holds more than the window's grant) and
+  ``("stop", sid)`` (read by this process's main thread at once: it sets the decode's stop event, which
+  llama.cpp's abort callback checks during prefill and the decode loop checks between tokens).
+  ``("exit",)`` ends the process.
+- **call pipe** (``rpc``): ``("call", method, args)`` → ``("result", value)`` or ``("error", kind, message)``
+  for ``count_tokens``, ``prompt_tokens`` and ``fit_context`` (the context meter; served by a thread of their
+  own, so they never wait behind a decode).
+
+Faults for tests (``fault = (kind, after_ms, at)`` on a stream, ``at`` = "reply": ``after_ms`` after the first
+chunk; "prompt": once the prompt is tokenized, before prefill; or ``fault = (kind,)`` in the load options: before
+the model loads) this process does ``kind`` to itself — ``segv`` (reads address 0), ``ill`` (SIGILL),
+``abort`` (``abort()``, as a failed ``GGML_ASSERT`` does), ``kill`` (SIGKILL, as the OOM killer does) or
+``hang`` (decode stops yielding).
+
+``faulthandler`` writes the Python stacks of every thread to the log file on a fatal signal; the memory
+limit (``RLIMIT_DATA`` on Linux) makes a template or model that would take the machine's memory fail with
+``MemoryError`` instead, reported as such.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import faulthandler
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+log = logging.getLogger("brook.engine.host")
+
+#: Fault kinds a stream request may carry (``--engine-fault``).
+FAULT_KINDS = ("segv", "ill", "abort", "kill", "hang")
+
+
+def host_main(ctl: Any, rpc: Any, options: dict[str, Any]) -> None:
+    """The child process's entry point. ``options``: ``log_path`` (the app's log file, or None: stderr),
+    ``memory_limit_mb`` (None: none), ``env`` (variables to set before llama.cpp is imported)."""
+    for key, value in (options.get("env") or {}).items():
+        os.environ[key] = value
+    _setup_logging(options.get("log_path"), bool(options.get("debug")))
+    limit = options.get("memory_limit_mb")
+    if limit:
+        set_memory_limit(int(limit))
+    host = Host(ctl, rpc, limit)
+    try:
+        import llama_cpp  # noqa: F401 - while the window builds itself (a prestarted host)
+
+        import app.engine.llama  # noqa: F401
+    except Exception:       # reported by the load that needs it
+        log.debug("importing llama-cpp-python failed", exc_info=True)
+    try:
+        host.serve()
+    except (EOFError, OSError, KeyboardInterrupt):      # the window process went away: nothing to answer
+        pass
+    os._exit(0)         # no interpreter teardown under llama.cpp's threads
+
+
+def _setup_logging(path: str | None, debug: bool) -> None:
+    root = logging.getLogger()
+    root.setLevel(logging.WARNING)
+    logging.getLogger("brook").setLevel(logging.DEBUG if debug else logging.INFO)
+    handler: logging.Handler
+    stream: Any = sys.stderr
+    try:
+        if path:
+            stream = open(path, "a", encoding="utf-8", buffering=1)   # noqa: SIM115 - kept for the process
+        handler = logging.StreamHandler(stream)
+    except OSError:
+        handler = logging.StreamHandler(sys.stderr)
+    if stream is sys.stderr and not debug:
+        handler.setLevel(logging.WARNING)     # as the window process's stderr
+    handler.setFormatter(logging.Formatter(f"%(asctime)s %(levelname)s %(name)s[host {os.getpid()}]: %(message)s"))
+    root.addHandler(handler)
+    if stream is not sys.stderr:
+        with contextlib.suppress(Exception):    # llama.cpp's own last words (GGML_ASSERT, its backtrace) too
+            sys.stderr.flush()
+            os.dup2(stream.fileno(), 2)
+    if stream is not None:
+        with contextlib.suppress(Exception):
+            faulthandler.enable(file=stream, all_threads=True)
+    global _log_stream
+    _log_stream = stream
+
+
+_log_stream: Any = None
+
+
+def set_memory_limit(megabytes: int) -> bool:
+    """Cap this process's data segment (``RLIMIT_DATA``: heap and private writable mappings — not the model
+    file, which llama.cpp maps read-only) at ``megabytes``. False where the OS has no such limit."""
+    try:
+        import resource
+    except ImportError:             # Windows
+        return False
+    limit = megabytes * 1024 * 1024
+    try:
+        _soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+        if hard != resource.RLIM_INFINITY:
+            limit = min(limit, hard)
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, hard))
+    except (ValueError, OSError):
+        return False
+    return True
+
+
+class _Credits:
+    """Chunks the window has room for (credit flow control)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.cv = threading.Condition()
+
+    def add(self, k: int) -> None:
+        with self.cv:
+            self.n += k
+            self.cv.notify_all()
+
+    def take(self, stop: threading.Event) -> bool:
+        """Wait for one credit; False when ``stop`` was set first."""
+        with self.cv:
+            while self.n <= 0 and not stop.is_set():
+                self.cv.wait()
+            if stop.is_set():
+                return False
+            self.n -= 1
+            return True
+
+    def wake(self) -> None:
+        with self.cv:
+            self.cv.notify_all()
+
+
+def _error(exc: BaseException, memory_limit_mb: int | None) -> tuple[str, str]:
+    """(class name, message) of an exception for the window, MemoryError named as what it is."""
+    root: BaseException | None = exc
+    while root is not None and not isinstance(root, MemoryError):
+        root = root.__cause__ or root.__context__
+    if isinstance(root, MemoryError):
+        limit = f" ({memory_limit_mb:,} MB)" if memory_limit_mb else ""
+        what = "The chat template" if type(exc).__name__ == "ChatTemplateError" else "The model"
+        return "HostMemoryError", (f"{what} needed more memory than the model process may use{limit}; "
+                                   "nothing was generated.")
+    return type(exc).__name__, str(exc) or type(exc).__name__
+
+
+class Host:
+    """Serves one model (``app.engine.llama.LlamaEngine``) over the two pipes; see the module docstring."""
+
+    def __init__(self, ctl: Any, rpc: Any, memory_limit_mb: int | None = None) -> None:
+        self.ctl, self.rpc = ctl, rpc
+        self.memory_limit_mb = memory_limit_mb
+        self.engine: Any = None
+        self._send_lock = threading.Lock()
+        self._current: tuple[int, threading.Event, _Credits] | None = None
+        self._decode: threading.Thread | None = None
+        self._hang = threading.Event()
+
+    def send(self, msg: tuple[Any, ...]) -> None:
+        with self._send_lock:
+            self.ctl.send(msg)
+
+    # main thread: the control pipe ------------------------------------------------------------------
+    def serve(self) -> None:
+        threading.Thread(target=self._serve_calls, name="brook-host-calls", daemon=True).start()
+        while True:
+            msg = self.ctl.recv()
+            kind = msg[0]
+            if kind == "credit":
+                cur = self._current
+                if cur is not None and cur[0] == msg[1]:
+                    cur[2].add(msg[2])
+            elif kind == "stop":
+                cur = self._current
+                if cur is not None and cur[0] == msg[1]:
+                    cur[1].set()
+                    cur[2].wake()
+            elif kind == "stream":
+                self._start_decode(*msg[1:])
+            elif kind == "load":
+                self._load(msg[1])
+            elif kind == "exit":
+                return
+
+    def _load(self, options: dict[str, Any]) -> None:
+        from app.engine.llama import LlamaEngine
+
+        engine = LlamaEngine(options["model_path"], n_ctx=options["n_ctx"], n_threads=options.get("n_threads"),
+                             n_gpu_layers=options.get("n_gpu_layers", 0), chat_template=options.get("chat_template"))
+        fault = options.get("fault")
+        if fault is not None:
+            inject_fault(fault[0], self._hang)        # a crash while loading (tests)
+        try:
+            engine.load(lambda f: self.send(("progress", f)))
+        except BaseException as exc:
+            self.send(("error", *_error(exc, self.memory_limit_mb)))
+            return
+        self.engine = engine
+        chat = engine._prompt
+        self.send(("loaded", {"metadata": engine.metadata, "template_source": chat.source if chat else None,
+                              "n_threads": engine.n_threads}))
+        log.info("model loaded (n_threads=%s, n_gpu_layers=%s)", engine.n_threads, engine.n_gpu_layers)
+
+    # decode thread ----------------------------------------------------------------------------------
+    def _start_decode(self, sid: int, messages: list[dict[str, str]], fitted: dict[str, int] | None,
+                      params: Any, window: int, fault: tuple[str, float, str] | None) -> None:
+        if self._decode is not None:
+            self._decode.join()      # the window sends a stream only after the previous one's "end"
+        stop, credits = threading.Event(), _Credits(window)
+        self._current = (sid, stop, credits)
+        self._decode = threading.Thread(target=self._run_decode, args=(sid, messages, fitted, params, stop,
+                                                                       credits, fault),
+                                        name="brook-host-decode", daemon=True)
+        self._decode.start()
+
+    def _run_decode(self, sid: int, messages: list[dict[str, str]], fitted: dict[str, int] | None, params: Any,
+                    stop: threading.Event, credits: _Credits, fault: tuple[str, float, str] | None) -> None:
+        from app.engine.llama import FittedMessages
+
+        try:
+            if self.engine is None:
+                raise RuntimeError("the model is not loaded in the engine host")
+            msgs: Any = messages
+            if fitted is not None:
+                msgs = FittedMessages(messages)
+                msgs.left_out, msgs.prompt_tokens, msgs.n_ctx = fitted["left_out"], fitted["prompt_tokens"], \
+                    fitted["n_ctx"]
+            def on_prompt(n_tokens: int) -> None:
+                self.send(("prompt", sid, n_tokens))
+                if fault is not None and fault[2] == "prompt":
+                    inject_fault(fault[0], self._hang)       # before the first token (tests)
+
+            it = self.engine.stream(msgs, params, stop, on_prompt=on_prompt)
+            first = True
+            try:
+                for chunk in it:
+                    if first and fault is not None and fault[2] == "reply":
+                        self._arm_fault(fault[0], fault[1])
+                    first = False
+                    if self._hang.is_set():
+                        threading.Event().wait()          # the "hang" fault: decode never yields again
+                    if not credits.take(stop):
+                        break
+                    self.send(("chunk", sid, chunk.text, chunk.n_tokens, chunk.finish_reason))
+            finally:
+                it.close()
+            self.send(("end", sid))
+        except (OSError, EOFError):
+            return                   # the window went away
+        except BaseException as exc:
+            log.debug("stream %d failed", sid, exc_info=True)
+            with contextlib.suppress(OSError):
+                self.send(("error", *_error(exc, self.memory_limit_mb)))
+
+    def _arm_fault(self, kind: str, after_ms: float) -> None:
+        timer = threading.Timer(max(0.0, after_ms) / 1000.0, inject_fault, args=(kind, self._hang))
+        timer.daemon = True
+        timer.start()
+
+    # call thread: the call pipe ---------------------------------------------------------------------
+    def _serve_calls(self) -> None:
+        try:
+            while True:
+                _kind, method, args = self.rpc.recv()
+                try:
+                    value = self._call(method, args)
+                except BaseException as exc:
+                    self.rpc.send(("error", *_error(exc, self.memory_limit_mb)))
+                else:
+                    self.rpc.send(("result", value))
+        except (EOFError, OSError):
+            return
+
+    def _call(self, method: str, args: tuple[Any, ...]) -> Any:
+        if self.engine is None:
+            raise RuntimeError("the model is not loaded in the engine host")
+        if method == "count_tokens":
+            return self.engine.count_tokens(*args)
+        if method == "prompt_tokens":
+            return self.engine.prompt_tokens(*args)
+        if method == "fit_context":
+            kept = self.engine.fit_context(*args)
+            return list(kept), {"left_out": kept.left_out, "prompt_tokens": kept.prompt_tokens, "n_ctx": kept.n_ctx}
+        raise ValueError(f"no such engine host call: {method}")
+
+
+def inject_fault(kind: str, hang: threading.Event | None = None) -> None:
+    """Do ``kind`` (one of ``FAULT_KINDS``) to this process (tests and ``--engine-fault``)."""
+    log.warning("injecting the fault %r", kind)
+    for h in logging.getLogger().handlers:
+        with contextlib.suppress(Exception):
+            h.flush()
+    actions: dict[str, Callable[[], object]] = {
+        "segv": lambda: __import__("ctypes").string_at(0),
+        "ill": lambda: os.kill(os.getpid(), signal.SIGILL),
+        "abort": os.abort,
+        "kill": lambda: os.kill(os.getpid(), signal.SIGKILL),
+        "hang": lambda: hang.set() if hang is not None else threading.Event().wait(),
+    }
+    actions[kind]()
