@@ -40,6 +40,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scripted-reply", metavar="FILE", type=Path,
                    help="the scripted engine replies with FILE's text (one rendering fault = one file; "
                         "with --smoke-test the JSON has max_stall_ms)")
+    p.add_argument("--engine-fault", choices=("segv", "ill", "abort", "kill", "hang"), default=None,
+                   help="with --smoke-test: the model process does this to itself during the first reply "
+                        "(a crash test: the smoke test then sends a second prompt)")
+    p.add_argument("--engine-fault-after-ms", type=float, default=200.0, metavar="N",
+                   help="with --engine-fault: N ms after the first token (default 200)")
     p.add_argument("--debug", action="store_true", help="debug logging (per-reply timing lines) on stderr")
     p.add_argument("--export", metavar="DIR", type=Path,
                    help="write every chat to DIR as JSON and Markdown (a backup), then exit without a window")
@@ -104,6 +109,25 @@ def install_excepthook() -> None:
     sys.excepthook = hook
 
 
+_fault_log: object = None
+
+
+def enable_faulthandler(log_file: Path | None) -> None:
+    """On a fatal signal (SIGSEGV, SIGILL, SIGABRT, …) Python's stacks of every thread go to the log file
+    (stderr when there is none); the engine host does the same in its process."""
+    import faulthandler
+
+    global _fault_log
+    try:
+        if log_file is not None:
+            _fault_log = open(log_file, "a", encoding="utf-8")   # noqa: SIM115 - open for the process's life
+            faulthandler.enable(file=_fault_log, all_threads=True)
+        else:
+            faulthandler.enable(all_threads=True)
+    except (OSError, ValueError, AttributeError):   # no usable stderr (a windowed app on Windows)
+        pass
+
+
 def remote_connection(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     """The server to chat with: ``--remote URL``, else the connection saved as active in the Server menu (its
     API key from the OS keyring), else None (a local model). ``--model`` always means the local model."""
@@ -160,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from app.logs import setup_logging
 
-    setup_logging(args.debug)
+    log_file = setup_logging(args.debug)
+    enable_faulthandler(log_file)
     install_excepthook()
     if args.export is not None or args.import_file is not None:
         return export_or_import(args)
@@ -192,6 +217,9 @@ def main(argv: list[str] | None = None) -> int:
         engine = make_engine(args, settings)
     except (EngineError, OSError) as exc:     # OSError: an unreadable --scripted-reply file
         return report_startup_error(str(exc), argv)     # stderr, the log, and a dialog when frozen
+    prestart = getattr(engine, "prestart", None)
+    if prestart is not None:       # the engine host imports llama.cpp while the window is built
+        prestart()
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Brook")

@@ -6,6 +6,12 @@ Sends ``SMOKE_PROMPT`` (temperature 0, seed 42, at most 200 tokens), waits for t
     {"model", "chunks", "ticks", "ttft_ms", "tokens_per_s", "max_stall_ms", "stopped", "chunks_after_stop",
      "reply_chars", "code_blocks", "formula_images", "status", "closed", "window_shown_at", "model_loaded_at"}
 
+With ``--engine-fault KIND`` (``segv``, ``ill``, ``abort``, ``kill``, ``hang``) the model's process does KIND to
+itself ``--engine-fault-after-ms`` after the first token of the reply; the smoke test then sends a second prompt
+and the JSON line adds ``engine_crashed``, ``engine_restarted`` (a new process served the second reply),
+``first_reply_chars``, ``first_stop_reason`` and ``second_reply_chars``; it succeeds when the first reply kept
+text, its stop reason names the fault, and the second reply has text.
+
 ``ticks`` counts render ticks that painted new text of the reply; ``max_stall_ms`` is the longest gap between
 two firings of a 2 ms precise QTimer while the reply ran (the main loop's worst iteration, timer slack
 included). Exit status 0 on success; non-zero with the reason on stderr otherwise.
@@ -29,6 +35,10 @@ SMOKE_PROMPT = "Write a Python function that reverses a string. Put the code in 
 SMOKE_PARAMS = GenerationParams(temperature=0.0, seed=42, max_tokens=200)
 #: How long to wait for the model to load and the reply to finish (s): generous for a slow CPU.
 SMOKE_TIMEOUT_S = 300.0
+#: With ``--engine-fault hang``: seconds without a token after which the model process counts as hung.
+HANG_DEADLINE_S = 2.0
+#: What the first reply's stop reason must say for each fault.
+FAULT_WORDS = {"segv": "SIGSEGV", "ill": "SIGILL", "abort": "SIGABRT", "kill": "SIGKILL", "hang": "stopped responding"}
 
 
 class StallMonitor(QObject):
@@ -59,6 +69,32 @@ class StallMonitor(QObject):
             self.max_gap_ms = gap
 
 
+def _hosted(engine: object) -> object | None:
+    """The engine host's engine behind ``engine`` (through ``--slow-ms``'s wrapper), or None."""
+    inner = getattr(engine, "inner", engine)
+    return inner if hasattr(inner, "inject_fault") else None
+
+
+async def _second_reply(window, args: argparse.Namespace) -> Message | int:
+    """After a crash: send the prompt again and wait for that reply (or the exit status of a failure)."""
+    done: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
+    reply = window.send(args.prompt or SMOKE_PROMPT, params=SMOKE_PARAMS)
+    if reply is None:
+        return _fail("the window did not accept the second prompt")
+
+    def finished(msg: Message) -> None:
+        if msg is reply and not done.done():
+            done.set_result(msg)
+
+    window.reply_finished.connect(finished)
+    if reply.status.final:
+        return reply
+    try:
+        return await asyncio.wait_for(asyncio.shield(done), SMOKE_TIMEOUT_S)
+    except TimeoutError:
+        return _fail(f"the second reply did not finish within {SMOKE_TIMEOUT_S:g} s")
+
+
 def _fail(reason: str) -> int:
     print(f"smoke test failed: {reason}", file=sys.stderr)
     return 1
@@ -82,6 +118,15 @@ async def run_smoke_test(window, load: asyncio.Future[bool], args: argparse.Name
             done.set_result(msg)
 
     window.reply_finished.connect(finished)
+    fault = getattr(args, "engine_fault", None)
+    hosted = _hosted(window.engine)
+    host_pid = getattr(hosted, "host_pid", None)
+    if fault is not None:
+        if hosted is None:
+            return _fail("--engine-fault needs a local model (its engine host)")
+        if fault == "hang":
+            hosted.token_deadline_s = HANG_DEADLINE_S
+        hosted.inject_fault(fault, args.engine_fault_after_ms)
     monitor = StallMonitor()
     monitor.start()
     params = SMOKE_PARAMS
@@ -151,7 +196,23 @@ async def run_smoke_test(window, load: asyncio.Future[bool], args: argparse.Name
         await asyncio.sleep(0.1)
         if not window.grab().save(args.screenshot):
             return _fail(f"could not save the screenshot to {args.screenshot}")
+    if fault is not None:
+        second = await _second_reply(window, args)
+        if isinstance(second, int):
+            return second
+        result.update({"engine_fault": fault, "engine_crashed": getattr(hosted, "crashes", 0) > 0,
+                       "engine_restarted": getattr(hosted, "host_pid", None) not in (None, host_pid),
+                       "first_reply_chars": len(reply.text), "first_stop_reason": reply.stop_reason,
+                       "second_reply_chars": len(second.text), "second_status": second.status.value})
     print(json.dumps(result), flush=True)
+    if fault is not None:
+        if not result["engine_crashed"] or FAULT_WORDS[fault] not in str(reply.stop_reason):
+            return _fail(f"the fault {fault} did not end the first reply as a crash ({reply.stop_reason})")
+        if not result["first_reply_chars"]:
+            return _fail("the first reply kept no text")
+        if second.status is not MessageStatus.DONE or not result["second_reply_chars"]:
+            return _fail(f"the second reply did not work: {second.error or second.status.value}")
+        return 0
     if reply.status in (MessageStatus.ERROR, MessageStatus.TIMED_OUT):
         return _fail(reply.error or reply.status.value)
     if result["chunks_after_stop"]:
