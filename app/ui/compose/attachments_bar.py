@@ -5,6 +5,7 @@ tokens ✕") above the input; on send they are added to the message (``app.core.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt
@@ -41,6 +42,7 @@ class AttachmentsBar(QWidget):
         self.session = session
         self.input = input
         self.items: list[Attachment] = []
+        self.reading: set[asyncio.Future[Attachment]] = set()     # files being read on a worker thread
         self.row = QHBoxLayout(self)
         self.row.setContentsMargins(12, 4, 12, 0)
         self.row.addStretch(1)
@@ -61,15 +63,36 @@ class AttachmentsBar(QWidget):
         for p in paths:
             self.add_file(p)
 
-    def add_file(self, path: str | Path) -> Attachment | None:
-        try:
-            att = read_attachment(path)
-        except AttachmentError as exc:
-            self.error.setText("⚠ " + str(exc))
-            self.error.show()
-            self.show()
-            return None
-        return self.add(att)
+    def add_file(self, path: str | Path) -> asyncio.Future[Attachment | None]:
+        """Read the file at ``path`` on a worker thread (``read_attachment``: regular files only, at most
+        ``MAX_BYTES``; a FIFO or a device is refused without blocking) and add it as a chip when read; a file
+        that cannot be attached shows its reason above the input. Returns a future of the attachment added (None
+        when refused). The UI thread never reads a file."""
+        loop = asyncio.get_event_loop()
+        added: asyncio.Future[Attachment | None] = loop.create_future()
+        job = loop.run_in_executor(None, read_attachment, path)
+        self.reading.add(job)
+
+        def done(f: asyncio.Future[Attachment]) -> None:
+            self.reading.discard(f)
+            try:
+                att: Attachment | None = self.add(f.result())
+            except AttachmentError as exc:
+                self.error.setText("⚠ " + str(exc))
+                self.error.show()
+                self.show()
+                att = None
+            except Exception as exc:        # never into the crash dialog for a file
+                self.error.setText("⚠ " + self.tr("Cannot attach %1: %2").replace("%1", Path(path).name)
+                                   .replace("%2", str(exc)))
+                self.error.show()
+                self.show()
+                att = None
+            if not added.done():
+                added.set_result(att)
+
+        job.add_done_callback(done)
+        return added
 
     def add(self, att: Attachment) -> Attachment:
         engine = self.session.engine
