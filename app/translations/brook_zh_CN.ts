@@ -860,10 +860,6 @@
         <source>Message</source>
         <translation>消息</translation>
     </message>
-    <message>
-        <source>Right-click the reply for its other versions</source>
-        <translation>右键点击回复可查看其他版本</translation>
-    </message>
 </context>
 <context>
     <name>MessageMenu</name>
@@ -900,6 +896,7 @@
     <name>MessageStatus</name>
     <message>
         <source>waiting for the model…</source>
+        <extracomment>The links of a reply&apos;s ‹ k/n › version switcher.</extracomment>
         <translation>正在等待模型…</translation>
     </message>
     <message>
@@ -927,6 +924,7 @@
     <name>MessageWidget</name>
     <message>
         <source>Reply</source>
+        <extracomment>‹ or › of a reply&apos;s version switcher was clicked: the version index (0-based) to show</extracomment>
         <translation>回复</translation>
     </message>
     <message>
@@ -956,6 +954,14 @@
     <message>
         <source>cut: the context window is full</source>
         <translation>截断：上下文窗口已满</translation>
+    </message>
+    <message>
+        <source>Click ‹ or › to see the other versions of this reply</source>
+        <translation>点击 ‹ 或 › 查看此回复的其他版本</translation>
+    </message>
+    <message>
+        <source>version %1 of %2</source>
+        <translation>第 %1 个版本，共 %2 个</translation>
     </message>
     <message>
         <source>Resend</source>

@@ -11,7 +11,7 @@ from PySide6.QtCore import QObject, QPoint, Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QInputDialog, QWidget
 
-from app.core.chat import session_ops, versions
+from app.core.chat import session_ops
 from app.core.chat.session import ChatSession
 from app.core.conversation import Message, Role
 from app.ui.messages.menu import message_menu, provenance_html
@@ -83,12 +83,11 @@ class MessageActions(QObject):
             widget.setProperty("brookMenu", True)
             widget.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
             widget.customContextMenuRequested.connect(lambda pos, w=widget: self.open_menu(w, w.message, pos))
+            if hasattr(widget, "version_requested"):
+                widget.version_requested.connect(lambda k, w=widget: self.show_version(w.message, k))
         if msg.role is Role.ASSISTANT and msg.status.final:
             tip = provenance_html(msg)
             if tip:
                 widget.who.setToolTip(tip)
                 widget.figures.setToolTip(tip)
-        label = versions.label(msg)
-        base = widget.status.text().split("  ‹")[0]
-        widget.status.setText(f"{base}  ‹ {label} ›" if label else base)
-        widget.status.setToolTip(self.tr("Right-click the reply for its other versions") if label else "")
+        widget.update_status()          # the ‹ k/n › switcher is part of the status (MessageWidget)

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.chat import versions
 from app.core.chat.attachments import split_attachments
 from app.core.chat.notes import RESEND_LINK, message_notes, unanswered_note
 from app.core.conversation import Message, MessageStatus, Role
@@ -33,6 +34,9 @@ from app.core.render.preview import plain_preview
 from app.ui.look.retranslate import core_text
 from app.ui.look.style import border_color
 from app.ui.messages.markdown_view import MarkdownView, height_for_width
+
+#: The links of a reply's ‹ k/n › version switcher.
+VERSION_PREV, VERSION_NEXT = "version:prev", "version:next"
 
 STATUS_TEXT = {
     MessageStatus.WAITING: QT_TRANSLATE_NOOP("MessageStatus", "waiting for the model…"),
@@ -100,6 +104,8 @@ class MessageWidget(QFrame):
     """
 
     resend_requested = Signal(object)
+    #: ‹ or › of a reply's version switcher was clicked: the version index (0-based) to show
+    version_requested = Signal(int)
 
     def __init__(self, message: Message, parent: QWidget | None = None, *, body: str = "rich",
                  renderer: Any = None) -> None:
@@ -117,6 +123,7 @@ class MessageWidget(QFrame):
         self.who = QLabel("")
         self.status = QLabel("")
         self.status.setObjectName("messageStatus")
+        self.status.linkActivated.connect(self._version_link)
         head.addWidget(self.who)
         head.addStretch(1)
         head.addWidget(self.status)
@@ -246,9 +253,23 @@ class MessageWidget(QFrame):
             made = (m.metrics or {}).get("decode_tokens") or 0
             text = self.tr("cut at the token limit") if limit is None or made >= limit else \
                 self.tr("cut: the context window is full")
-        if text != self.status.text():
-            self.status.setText(text)
-            announce(self.status, text)
+        n = versions.count(m) if m.role is Role.ASSISTANT and m.status.final else 1
+        if n > 1:
+            k = m.version_index
+            prev = f'<a href="{VERSION_PREV}">‹</a>' if k > 0 else "‹"
+            nxt = f'<a href="{VERSION_NEXT}">›</a>' if k < n - 1 else "›"
+            rich = f"{_escape(text)}&nbsp;&nbsp;{prev}&nbsp;{k + 1}/{n}&nbsp;{nxt}"
+            self.status.setToolTip(self.tr("Click ‹ or › to see the other versions of this reply"))
+            which = self.tr("version %1 of %2").replace("%1", str(k + 1)).replace("%2", str(n))
+            spoken = f"{text} {which}"
+        else:
+            rich, spoken = "", text
+            self.status.setToolTip("")
+        shown = rich or text
+        if shown != self.status.text():
+            self.status.setTextFormat(Qt.TextFormat.RichText if rich else Qt.TextFormat.PlainText)
+            self.status.setText(shown)
+            announce(self.status, spoken.strip())
         if m.error:
             self.error.setText(m.error)
             self.error.show()
@@ -271,6 +292,12 @@ class MessageWidget(QFrame):
                 self.figures.setText(line)
                 self.figures.setToolTip(tip)
                 self.figures.show()
+
+
+    def _version_link(self, link: str) -> None:
+        k = self.message.version_index + (-1 if link == VERSION_PREV else 1 if link == VERSION_NEXT else 0)
+        if 0 <= k < versions.count(self.message) and k != self.message.version_index:
+            self.version_requested.emit(k)
 
 
 def announce(label: QLabel, text: str) -> None:

@@ -487,7 +487,12 @@ class MainWindow(QMainWindow, SessionListener):
         if view is None:
             self.coalescer.attach(gen.reply, _feed_nothing, _paint_nothing, gen.metrics)
             return
-        if fresh_view and gen.reply.text:
+        if view.renderer.finished:                 # Continue: the view shows the finished text; stream on from it
+            view.reset()
+            gen.reply.take_new()                   # all of it is fed here; the tick feeds only what follows
+            view.append_text(gen.reply.text)
+            view.refresh()
+        elif fresh_view and gen.reply.text:
             view.append_text(gen.reply.text)       # a re-made view starts from the text so far
             view.refresh()
         self.coalescer.attach(gen.reply, view.append_text, view.refresh, gen.metrics)

@@ -42,7 +42,7 @@ def test_menu_operations_keep_the_stored_chat_consistent(qtbot, qloop, tmp_path:
         run(asyncio.wait_for(until(lambda: reply.status.final and not w.session.generating), 30))
         widget = w.chat.widget_for(reply)
         acts.decorate(widget)
-        assert versions.label(reply) == "2/2" and "‹ 2/2 ›" in widget.status.text()
+        assert versions.label(reply) == "2/2" and "&nbsp;2/2&nbsp;" in widget.status.text()
         assert "seed" in widget.figures.toolTip() or "seed" in widget.who.toolTip()
         assert acts.show_version(reply, 0) and versions.label(reply) == "1/2"
         user = w.conversation.messages[0]
