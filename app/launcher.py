@@ -15,8 +15,12 @@ import sys
 import traceback
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from app.crash import report_startup_error, report_uncaught
+
+if TYPE_CHECKING:
+    from app.ui.window.main_window import MainWindow
 
 log = logging.getLogger("brook")
 
@@ -264,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
             closing = asyncio.ensure_future(closed.wait())
             await asyncio.wait({load, closing}, return_when=asyncio.FIRST_COMPLETED)
             if load.done() and not load.result():
-                print(f"brook: {window.load_error}", file=sys.stderr)
+                print(f"brook: {window.session.load_error}", file=sys.stderr)
             await closing
             code = 0
         await window.shutdown()
@@ -325,10 +329,10 @@ def export_or_import(args: argparse.Namespace) -> int:
     return 0
 
 
-def _native_work_running(window: object) -> bool:
+def _native_work_running(window: MainWindow) -> bool:
     from app.core.streaming.stream import live_streams
 
-    loading = getattr(window, "loading", None)
+    loading = window.session.loading
     return any(s.alive for s in live_streams()) or (loading is not None and not loading.done())
 
 

@@ -24,12 +24,16 @@ import asyncio
 import json
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, QTimer
 
 from app.core.conversation import Message, MessageStatus
 from app.core.render.math_render import MATH_SCHEME
 from app.core.types import GenerationParams
+
+if TYPE_CHECKING:
+    from app.ui.window.main_window import MainWindow
 
 SMOKE_PROMPT = "Write a Python function that reverses a string. Put the code in a fenced code block."
 SMOKE_PARAMS = GenerationParams(temperature=0.0, seed=42, max_tokens=200)
@@ -100,8 +104,8 @@ def _fail(reason: str) -> int:
     return 1
 
 
-async def run_smoke_test(window, load: asyncio.Future[bool], args: argparse.Namespace) -> int:
-    """Drive ``window`` (a ``MainWindow``) through one reply; see the module docstring."""
+async def run_smoke_test(window: MainWindow, load: asyncio.Future[bool], args: argparse.Namespace) -> int:
+    """Drive ``window`` through one reply; see the module docstring."""
     await asyncio.sleep(0)                   # one loop turn: the window's show and first paint events ran
     shown_at = time.time()
     try:
@@ -109,7 +113,7 @@ async def run_smoke_test(window, load: asyncio.Future[bool], args: argparse.Name
     except TimeoutError:
         return _fail(f"the model did not load within {SMOKE_TIMEOUT_S:g} s")
     if not ok:
-        return _fail(f"the model did not load: {window.load_error}")
+        return _fail(f"the model did not load: {window.session.load_error}")
     loaded_at = time.time()
     done: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
 
@@ -175,14 +179,14 @@ async def run_smoke_test(window, load: asyncio.Future[bool], args: argparse.Name
     metrics = reply.metrics or {}
     code_blocks = len(getattr(renderer, "code_blocks", []) or [])
     result = {
-        "model": window.engine.name,
+        "model": window.session.engine.name,
         "chunks": reply.chunks,
         "ticks": metrics.get("ticks", 0),
         "ttft_ms": round(metrics.get("ttft_ms") or 0.0, 2),
         "tokens_per_s": round(metrics.get("decode_tokens_per_s") or 0.0, 2),
         "max_stall_ms": round(monitor.max_gap_ms, 2),
         "stopped": reply.status is MessageStatus.STOPPED,
-        "chunks_after_stop": window.chunks_painted_after_stop(reply),
+        "chunks_after_stop": _chunks_painted_after_stop(window, reply),
         "reply_chars": len(reply.text),
         "code_blocks": code_blocks,
         "formula_images": renderer.html.count(f'src="{MATH_SCHEME}:') if renderer is not None else 0,
@@ -218,3 +222,9 @@ async def run_smoke_test(window, load: asyncio.Future[bool], args: argparse.Name
     if result["chunks_after_stop"]:
         return _fail(f"{result['chunks_after_stop']} chunks were painted after Stop")
     return 0
+
+
+def _chunks_painted_after_stop(window: MainWindow, reply: Message) -> int:
+    """Chunks of ``reply`` painted after Stop was pressed (0 unless something is wrong)."""
+    gen = window.session.generation_of(reply)
+    return gen.chunks_painted_after_stop() if gen is not None else 0

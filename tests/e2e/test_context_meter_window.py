@@ -23,7 +23,7 @@ def test_meter_follows_the_draft_and_equals_the_engines_count(qtbot, qloop, bund
         assert qloop.run_until_complete(asyncio.wait_for(w.load_model(), 120))
         meter = w.context_meter
         w.input.setPlainText("How long is the Great Wall of China?")
-        expected = measure(engine, w.conversation, w.input.toPlainText(), w.settings.generation).used
+        expected = measure(engine, w.session.conversation, w.input.toPlainText(), w.session.settings.generation).used
         assert expected > 0
         # the count made at load time (an empty draft) may arrive first: wait for the draft's own count
         qtbot.waitUntil(lambda: meter.usage is not None and meter.usage.used == expected and meter.isVisible(),

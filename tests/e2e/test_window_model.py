@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 async def _wait_finished(window: MainWindow, reply: Message) -> Message:
-    while not reply.status.final or window.generating:
+    while not reply.status.final or window.session.generating:
         await asyncio.sleep(0.01)
     return reply
 
@@ -62,12 +62,12 @@ def test_reply_streams_over_many_ticks_before_it_completes(window, qloop) -> Non
     assert "reverse" in view.toPlainText()
     assert window.send_button.text() == "Send"
     assert reply.metrics["ttft_ms"] > 0 and reply.metrics["decode_tokens_per_s"] > 0
-    assert "tok/s" in window.rate_label.text() and "–" not in window.rate_label.text()
+    assert "tok/s" in window.status.rate_label.text() and "–" not in window.status.rate_label.text()
 
 
 def test_stop_keeps_partial_text_and_next_message_works(window, qloop) -> None:
     assert _run(qloop, window.load_model())
-    window.engine.slow_ms = 40.0            # a long enough reply to stop in the middle of
+    window.session.engine.slow_ms = 40.0            # a long enough reply to stop in the middle of
     first_paint = asyncio.Event()
     window.coalescer.painted.connect(lambda _m, _n: first_paint.set())
     reply = window.send(SMOKE_PROMPT, params=SMOKE_PARAMS)
@@ -85,16 +85,17 @@ def test_stop_keeps_partial_text_and_next_message_works(window, qloop) -> None:
     assert reply.status is MessageStatus.STOPPED
     assert reply.text, "the partial reply was lost"
     assert window.chat.widgets[-1].view.renderer.text == shown_at_stop == reply.text
-    assert window.chunks_painted_after_stop(reply) == 0
+    gen = window.session.generation_of(reply)
+    assert gen is not None and gen.chunks_painted_after_stop() == 0
     assert window.chat.widgets[-1].status.text() == "stopped"
     # the model is free at once: a second message streams normally
-    window.engine.slow_ms = 0.0
+    window.session.engine.slow_ms = 0.0
     second = window.send("Say hello.", params=SMOKE_PARAMS)
     assert second is not None
     _run(qloop, _wait_finished(window, second))
     assert second.status is MessageStatus.DONE and second.text
     # the stopped partial reply is part of the history the model saw
-    assert window.conversation.prompt_messages(upto=second)[-2]["content"] == reply.text
+    assert window.session.conversation.prompt_messages(upto=second)[-2]["content"] == reply.text
 
 
 @pytest.mark.parametrize(("content", "expected"), [
@@ -110,12 +111,12 @@ def test_bad_model_file_gives_a_clear_message(qtbot, qloop, tmp_path, content, e
     qtbot.addWidget(w)
     w.show()
     assert _run(qloop, w.load_model()) is False
-    assert expected in (w.load_error or "")
-    assert w.state_label.text() == "model failed to load"
+    assert expected in (w.session.load_error or "")
+    assert w.status.state_label.text() == "model failed to load"
     assert w.send("hello") is None             # explained in the window, nothing crashes
-    notices = [lbl.text() for lbl in w.chat.findChildren(type(w.state_label), "errorNotice")]
+    notices = [lbl.text() for lbl in w.chat.findChildren(type(w.status.state_label), "errorNotice")]
     assert any(expected in t for t in notices)
-    assert w.conversation.messages == []
+    assert w.session.conversation.messages == []
     qloop.run_until_complete(w.shutdown())
 
 
@@ -179,16 +180,16 @@ def test_closing_the_window_mid_reply_exits_promptly_and_cleanly(engine_args: li
 def test_switching_models_keeps_a_working_model_when_the_new_file_is_bad(window, qloop, tmp_path,
                                                                           bundled_model) -> None:
     assert _run(qloop, window.load_model())
-    old = window.engine
+    old = window.session.engine
     not_gguf = tmp_path / "notes.gguf"
     not_gguf.write_text("just text")
-    assert _run(qloop, window.switch_model(str(not_gguf))) is False
-    assert window.engine is old and old.loaded                # refused before anything was unloaded
+    assert _run(qloop, window.session.open_model(str(not_gguf))) is False
+    assert window.session.engine is old and old.loaded                # refused before anything was unloaded
     truncated = tmp_path / "broken.gguf"
     truncated.write_bytes(bundled_model.read_bytes()[:1_000_000])
-    assert _run(qloop, window.switch_model(str(truncated))) is False
-    assert window.engine is old and old.loaded                # the previous model was loaded again
-    notices = [lbl.text() for lbl in window.chat.findChildren(type(window.state_label), "notice")]
+    assert _run(qloop, window.session.open_model(str(truncated))) is False
+    assert window.session.engine is old and old.loaded                # the previous model was loaded again
+    notices = [lbl.text() for lbl in window.chat.findChildren(type(window.status.state_label), "notice")]
     assert any("Kept" in t for t in notices)
     reply = window.send("Say hi.", params=SMOKE_PARAMS)
     assert reply is not None
@@ -196,5 +197,5 @@ def test_switching_models_keeps_a_working_model_when_the_new_file_is_bad(window,
     assert reply.status is MessageStatus.DONE and reply.text
     copy = tmp_path / "copy.gguf"
     copy.write_bytes(bundled_model.read_bytes())
-    assert _run(qloop, window.switch_model(str(copy))) is True
-    assert not old.loaded and window.engine.model_path == copy   # the old model's memory was released
+    assert _run(qloop, window.session.open_model(str(copy))) is True
+    assert not old.loaded and window.session.engine.model_path == copy   # the old model's memory was released

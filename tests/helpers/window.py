@@ -25,7 +25,7 @@ def show_chat(window: MainWindow, conv: Conversation) -> None:
     """Show ``conv``'s messages as opening a chat does: the welcome page makes way for the message list (a list
     shown behind the welcome page is hidden, and its geometry says nothing about what a person sees)."""
     for m in conv.messages:
-        window.conversation.add(m)
-    window.conversation_shown(window.conversation)
+        window.session.conversation.add(m)
+    window.conversation_shown(window.session.conversation)
     QApplication.processEvents()
     assert window.chat.isVisible()

@@ -258,7 +258,7 @@ class MathCache:
 def warm_up(pool: MathPool | None = None) -> None:
     """Start the math worker and have it draw one formula: it imports matplotlib and loads mathtext's fonts
     (~0.5–2 s of its own CPU), so the first formula of a reply is drawn at once. Never waits. The app does it
-    while the model loads (``MainWindow._warm_up_renderer``)."""
+    while the model loads (``app.ui.messages.markdown_view.warm_up``)."""
     (pool or default_math_pool()).request(("x^2", False, "#000000", (15.0, 14.0, 3.5, 8.0), 1.0))
 
 

@@ -39,12 +39,13 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.chat.session import ChatSession
-from app.core.conversation import Message
+from app.core.conversation import Conversation, Message, Role
 from app.core.errors import BrookError
 from app.core.history import timelines as timeline_store
 from app.core.history.store import Store
 from app.core.streaming.metrics import StreamMetrics
 from app.core.streaming.timeline import Timeline, chunk_texts, figures, figures_of, snapshot, timeline_dict
+from app.core.streaming.watchdog import LoopWatchdog
 from app.ui.inspector.timeline_view import TimelineView
 from app.ui.messages.coalescer import Coalescer
 
@@ -444,7 +445,9 @@ class StreamInspectorDock(QDockWidget):
 
     def __init__(self, parent: QWidget | None = None,
                  metrics_for: Callable[[Message], StreamMetrics | None] | None = None,
-                 stored_for: Callable[[Message], dict[str, Any] | None] | None = None) -> None:
+                 stored_for: Callable[[Message], dict[str, Any] | None] | None = None,
+                 shown_chat: Callable[[], Conversation] | None = None,
+                 watchdog: Callable[[], LoopWatchdog | None] | None = None) -> None:
         super().__init__(translate("Inspector", "Stream inspector"), parent)
         self.setObjectName("streamInspector")
         self.inspector = StreamInspector(self)
@@ -453,6 +456,8 @@ class StreamInspectorDock(QDockWidget):
         self.pinned: Message | None = None
         self.metrics_for = metrics_for or (lambda _reply: None)   # a reply's live metrics (its generation's)
         self.stored_for = stored_for or (lambda _reply: None)     # a finished reply's timeline from the history
+        self.shown_chat = shown_chat          # the chat shown: the dock opens on its latest reply
+        self.watchdog = watchdog or (lambda: None)                # the loop watchdog, started by the launcher
 
     def name_action(self) -> None:
         """The text of View → Stream inspector (Qt renames the dock's toggle action after its title, which
@@ -490,18 +495,18 @@ class StreamInspectorDock(QDockWidget):
 
     def showEvent(self, event: Any) -> None:
         super().showEvent(event)
-        window = self.parent()
-        if self.inspector.watchdog is None and getattr(window, "watchdog", None) is not None:
-            self.inspector.set_watchdog(window.watchdog)         # started by the launcher
-        if self.inspector.reply is None:                           # nothing yet: the latest reply of the chat
-            conv = getattr(window, "conversation", None)
-            replies = [m for m in getattr(conv, "messages", []) if m.role.value == "assistant"]
+        watchdog = self.watchdog()
+        if self.inspector.watchdog is None and watchdog is not None:
+            self.inspector.set_watchdog(watchdog)
+        if self.inspector.reply is None and self.shown_chat is not None:     # nothing yet: the chat's latest reply
+            replies = [m for m in self.shown_chat().messages if m.role is Role.ASSISTANT]
             if replies:
                 self._show(replies[-1])
 
 
 def install_inspector(window: QMainWindow, coalescer: Coalescer, session: ChatSession | None = None,
-                      store: Store | None = None) -> StreamInspectorDock:
+                      store: Store | None = None, shown_chat: Callable[[], Conversation] | None = None,
+                      watchdog: Callable[[], LoopWatchdog | None] | None = None) -> StreamInspectorDock:
     """Add the stream inspector to ``window``: a dock at the bottom, hidden, toggled by its
     ``toggleViewAction()`` (Ctrl+Shift+I, window-wide; the caller puts it in its View menu), following the replies
     ``coalescer`` paints.
@@ -511,6 +516,8 @@ def install_inspector(window: QMainWindow, coalescer: Coalescer, session: ChatSe
         coalescer: the render tick whose painted replies the dock follows.
         session: where a running reply's live metrics come from (``generation_of``); else from the coalescer.
         store: where a finished reply's stored timeline is read from (None: only live replies).
+        shown_chat: the chat shown (the dock opens on its latest reply); default: the session's.
+        watchdog: the event-loop watchdog whose stalls are drawn (read when the dock opens).
 
     Returns:
         The dock (``dock.inspect(reply)`` shows a chosen reply).
@@ -529,7 +536,9 @@ def install_inspector(window: QMainWindow, coalescer: Coalescer, session: ChatSe
             log.warning("loading the timeline of reply %s failed: %s", reply.id, exc)
             return None
 
-    dock = StreamInspectorDock(window, metrics_for, stored_for)
+    if shown_chat is None and session is not None:
+        shown_chat = lambda: session.conversation  # noqa: E731
+    dock = StreamInspectorDock(window, metrics_for, stored_for, shown_chat, watchdog)
     window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
     dock.hide()
     action = dock.toggleViewAction()

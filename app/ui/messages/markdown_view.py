@@ -594,3 +594,16 @@ class MarkdownView(QTextBrowser):
 
     def setSource(self, url: QUrl, *args: object) -> None:
         """Never navigate inside the view (links go through :meth:`_on_anchor`)."""
+
+
+def warm_up() -> None:
+    """Pay the view's one-time costs (monospace font and layout set-up: ~30 ms here; the math worker's matplotlib
+    import) now, e.g. while a model loads, not in the first render tick of the first reply. Call on the GUI
+    thread; ``app.core.render.highlight.warm_up`` does the lexers' part off it."""
+    view = MarkdownView(None)
+    view.resize(400, 200)
+    view.append_text("Warm **up** `x` $x^2$\n\n```python\ndef f(x):\n    return x\n```\n\n| a |\n|---|\n| 1 |\n")
+    view.refresh()
+    view.finish()
+    view.document().size()
+    view.deleteLater()

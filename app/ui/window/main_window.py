@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
 
 from PySide6.QtCore import QEvent, QSize, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QColor, QIcon, QKeySequence, QPainter, QPixmap
@@ -106,7 +105,7 @@ class MainWindow(QMainWindow, SessionListener):
         self.models = ModelsMenu(session, self.sending.idle, self)
         self.chats = ChatCommands(session, self, self.status, self.refresh_history)
         self.appearance = Appearance(self, session, self.status, self._relayout)
-        self.inspector_dock = install_inspector(self, self.coalescer, session, store)
+        self.inspector_dock = install_inspector(self, self.coalescer, session, store, watchdog=lambda: self.watchdog)
         self.messages = MessageActions(session, self, self.inspector_dock.inspect)
         self.server_menu = ServerMenu(session, self, self._error_notice, self.status)
         self.state = WindowState(self, session, self.sidebar, self.splitter, self.history, self._delete_action())
@@ -248,51 +247,9 @@ class MainWindow(QMainWindow, SessionListener):
             ],
         }
 
-    # -- the session's state, for callers ----------------------------------------------------------------
-    @property
-    def engine(self) -> Engine:
-        return self.session.engine
-
-    @property
-    def conversation(self) -> Conversation:
-        return self.session.conversation
-
-    @property
-    def settings(self) -> AppSettings:
-        return self.session.settings
-
-    @property
-    def store(self) -> Store | None:
-        return self.session.store
-
-    @property
-    def generating(self) -> bool:
-        """True while the shown chat has a reply generating."""
-        return self.session.generating
-
-    @property
-    def model_state(self) -> str:
-        return self.session.model_state
-
-    @property
-    def load_error(self) -> str | None:
-        return self.session.load_error
-
-    @property
-    def loading(self) -> asyncio.Future[None] | None:
-        return self.session.loading
-
-    @property
-    def state_label(self) -> Any:
-        return self.status.state_label
-
-    @property
-    def rate_label(self) -> Any:
-        return self.status.rate_label
-
     # -- user actions ------------------------------------------------------------------------------------
     def _on_send_button(self) -> None:
-        if self.generating:
+        if self.session.generating:
             self.stop()
         else:
             self.send()
@@ -301,7 +258,7 @@ class MainWindow(QMainWindow, SessionListener):
         """Send ``text`` (default: the input box) and start the reply; see ``ChatSession.send``."""
         if text is None:
             text = self.input.toPlainText()
-        if self.generating and text.strip():
+        if self.session.generating and text.strip():
             self.sending.queue_message(text)      # typed while the reply streams: sent when it ends
             self.input.clear()
             return None
@@ -336,45 +293,38 @@ class MainWindow(QMainWindow, SessionListener):
 
     def _on_history_item(self, item: QListWidgetItem) -> None:
         conv_id = item.data(Qt.ItemDataRole.UserRole)
-        if conv_id is not None and conv_id != self.conversation.id:
+        if conv_id is not None and conv_id != self.session.conversation.id:
             self.open_conversation(int(conv_id))
 
     def delete_selected_chat(self) -> None:
         """Delete the chat selected in the list (else the one shown); Undo brings it back."""
         item = self.history.currentItem()
-        conv_id = item.data(Qt.ItemDataRole.UserRole) if item is not None else self.conversation.id
+        conv_id = item.data(Qt.ItemDataRole.UserRole) if item is not None else self.session.conversation.id
         if conv_id is not None:
             self.state.delete(int(conv_id))
 
-    def chunks_painted_after_stop(self, reply: Message) -> int:
-        """Chunks of ``reply`` painted after Stop was pressed (0 unless something is wrong)."""
-        gen = self.session.generation_of(reply)
-        return gen.chunks_painted_after_stop() if gen is not None else 0
-
     # -- model and settings ------------------------------------------------------------------------------
     async def load_model(self) -> bool:
-        """Load the engine off the loop (the window stays responsive and shows progress). Returns success."""
+        """Load the engine off the loop (the window stays responsive and shows progress); meanwhile the renderer
+        pays its one-time costs (lexers off the loop, the view's on it). Returns success."""
         from app.core.render.highlight import warm_up as warm_up_lexers
+        from app.ui.messages.markdown_view import warm_up as warm_up_view
 
         self._lexers_warm = asyncio.get_running_loop().run_in_executor(None, warm_up_lexers)
-        self._warm_up_renderer()
+        warm_up_view()
         return await self.session.load()
 
     def choose_model(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, self.tr("Open a GGUF model"), "",
                                               self.tr("GGUF models (*.gguf);;All files (*)"))
         if path:
-            self._switch_task = asyncio.ensure_future(self.switch_model(path))
+            self._switch_task = asyncio.ensure_future(self.session.open_model(path))
 
     def _open_engine(self, path: str) -> Engine:
         """File → Open model: the one way to open an engine (the launcher replaces this with its own options)."""
         from app.engine.open import EngineSpec, open_engine
 
-        return open_engine(EngineSpec(model_path=path, n_ctx=self.settings.n_ctx))
-
-    async def switch_model(self, path: str) -> bool:
-        """Open the GGUF at ``path`` instead of the current model; see ``ChatSession.open_model``."""
-        return await self.session.open_model(path)
+        return open_engine(EngineSpec(model_path=path, n_ctx=self.session.settings.n_ctx))
 
     def edit_settings(self) -> None:
         """Settings…: a new watchdog threshold and a new language apply at once."""
@@ -389,22 +339,9 @@ class MainWindow(QMainWindow, SessionListener):
             self.inspector_dock.inspector.set_watchdog(self.watchdog)
         self.language.apply(settings.language)    # a new language applies at once (app.ui.look.retranslate)
 
-    def _warm_up_renderer(self) -> None:
-        """Pay the one-time costs (pygments lexer import, monospace font and layout set-up: ~30 ms here; the math
-        worker's matplotlib import) while the model loads, not in the first render tick of the first reply."""
-        from app.ui.messages.markdown_view import MarkdownView
-
-        view = MarkdownView(None)
-        view.resize(400, 200)
-        view.append_text("Warm **up** `x` $x^2$\n\n```python\ndef f(x):\n    return x\n```\n\n| a |\n|---|\n| 1 |\n")
-        view.refresh()
-        view.finish()
-        view.document().size()
-        view.deleteLater()
-
     # -- history list ------------------------------------------------------------------------------------
     def refresh_history(self) -> None:
-        store = self.store
+        store = self.session.store
         if store is None:
             return
         busy = self.session.busy_conversations()
@@ -426,7 +363,7 @@ class MainWindow(QMainWindow, SessionListener):
             if generating:
                 item.setIcon(dot)
             self.history.addItem(item)
-            if info.id == self.conversation.id:
+            if info.id == self.session.conversation.id:
                 self.history.setCurrentItem(item)
         self.history.blockSignals(False)
 
@@ -438,7 +375,7 @@ class MainWindow(QMainWindow, SessionListener):
         self.chat.show_conversation(conv)
         for g in running:
             self._attach(g, fresh_view=True)
-        self._set_send_mode(stop=self.generating)
+        self._set_send_mode(stop=self.session.generating)
         self.refresh_history()
         if conv.id is None:
             self.history.clearSelection()
@@ -447,7 +384,7 @@ class MainWindow(QMainWindow, SessionListener):
             self.input.setFocus()
 
     def message_added(self, conv: Conversation, msg: Message) -> None:
-        if conv is self.conversation:
+        if conv is self.session.conversation:
             self.chat.add(msg)
             self._refresh_welcome()
 
@@ -472,17 +409,17 @@ class MainWindow(QMainWindow, SessionListener):
         self._relayout()
 
     def message_removed(self, conv: Conversation, msg: Message) -> None:
-        if conv is self.conversation:
+        if conv is self.session.conversation:
             self.chat.remove(msg)
 
     def reply_started(self, gen: Generation) -> None:
         self._attach(gen, fresh_view=False)
-        if gen.conversation is self.conversation:
+        if gen.conversation is self.session.conversation:
             self._set_send_mode(stop=True)
 
     def _attach(self, gen: Generation, fresh_view: bool) -> None:
         """Paint ``gen``'s reply into its view when its chat is shown, else only count what arrives."""
-        widget = self.chat.widget_for(gen.reply) if gen.conversation is self.conversation else None
+        widget = self.chat.widget_for(gen.reply) if gen.conversation is self.session.conversation else None
         view = widget.view if widget is not None else None
         if view is None:
             self.coalescer.attach(gen.reply, _feed_nothing, _paint_nothing, gen.metrics)
@@ -500,7 +437,7 @@ class MainWindow(QMainWindow, SessionListener):
     def reply_changed(self, gen: Generation) -> None:
         reply = gen.reply
         self.status.update_reply(reply)          # the last reply's final figures come after it ended
-        widget = self.chat.widget_for(reply) if gen.conversation is self.conversation else None
+        widget = self.chat.widget_for(reply) if gen.conversation is self.session.conversation else None
         if widget is not None:
             widget.update_status()
             self.chat.message_changed(reply)
@@ -523,7 +460,7 @@ class MainWindow(QMainWindow, SessionListener):
         if not stopped:
             self.coalescer.flush(reply)
         self.coalescer.detach(reply)
-        widget = self.chat.widget_for(reply) if gen.conversation is self.conversation else None
+        widget = self.chat.widget_for(reply) if gen.conversation is self.session.conversation else None
         if widget is not None:
             if widget.view is not None and not stopped:
                 widget.view.finish()
@@ -532,8 +469,8 @@ class MainWindow(QMainWindow, SessionListener):
         if not self.session.running:
             self.status.set_state(self.tr("ready"))
         self.status.show_reply(reply)
-        if gen.conversation is self.conversation:
-            self._set_send_mode(stop=self.generating)
+        if gen.conversation is self.session.conversation:
+            self._set_send_mode(stop=self.session.generating)
         shown = self.chat.widget_for(reply)
         if shown is not None:
             self.messages.decorate(shown)
@@ -553,7 +490,7 @@ class MainWindow(QMainWindow, SessionListener):
         self.status.set_loading(state == "loading")
         if state == "loading":
             self.status.set_state(self.tr("loading model…"))
-            self.status.set_model(self.engine.name)
+            self.status.set_model(self.session.engine.name)
         elif state == "error":
             cancelled = self.session.load_cancel.is_set()
             self.status.set_state(self.tr("model load cancelled") if cancelled else self.tr("model failed to load"))
@@ -563,7 +500,7 @@ class MainWindow(QMainWindow, SessionListener):
             self.status.set_state(self.tr("model unloaded to free memory (loads again with your next message)"))
         else:
             self.status.set_state(self.tr("ready"))
-            self.status.set_model(self.engine.name)
+            self.status.set_model(self.session.engine.name)
             self.sending.idle.touch()
             self.context_meter.schedule()
             self.model_ready.emit(True)
@@ -619,7 +556,7 @@ class MainWindow(QMainWindow, SessionListener):
             apply_style(self)
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        if self.store is not None:
+        if self.session.store is not None:
             self.state.remember()
         self.session.closing = True
         self.session.stop_all()

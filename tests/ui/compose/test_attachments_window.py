@@ -34,7 +34,7 @@ def test_file_and_long_paste_are_sent_with_the_message(qtbot, qloop, tmp_path: P
         assert w.input.toPlainText() == "" and [a.name for a in bar.items] == ["main.py", "pasted text"]
         qtbot.keyClicks(w.input, "What does this do?")
         qtbot.keyClick(w.input, Qt.Key.Key_Return)
-        user = w.conversation.messages[0]
+        user = w.session.conversation.messages[0]
         own, atts = split_attachments(user.text)
         assert own == "What does this do?" and [a.name for a in atts] == ["main.py", "pasted text"]
         assert atts[0].text == "def f():\n    return 1\n" and bar.items == [] and not bar.isVisibleTo(w)

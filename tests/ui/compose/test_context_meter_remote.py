@@ -30,7 +30,7 @@ def test_a_remote_estimate_is_labelled(qtbot, qloop) -> None:
             qloop.run_until_complete(until(lambda: meter.usage is not None and meter.isVisible()))
             usage = meter.usage
             assert usage.estimate and usage.source == "estimate" and usage.window == 0
-            assert usage.used == measure(engine, w.conversation, w.input.toPlainText()).used
+            assert usage.used == measure(engine, w.session.conversation, w.input.toPlainText()).used
             assert meter.text() == f"context ≈{usage.used:,} tokens"
             assert "estimate" in meter.toolTip()
             slot_taken = qloop.run_until_complete(w.session.scheduler.acquire())   # as a running reply holds it

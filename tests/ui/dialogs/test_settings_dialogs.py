@@ -75,7 +75,7 @@ def test_the_watchdog_threshold_applies_to_the_running_watchdog(qtbot, qloop, mo
     try:
         w.edit_settings()
         assert w.watchdog is wd and wd.running and wd.threshold_ms == 400
-        assert w.settings.watchdog_threshold_ms == 400 and w.inspector_dock.inspector.watchdog is wd
+        assert w.session.settings.watchdog_threshold_ms == 400 and w.inspector_dock.inspector.watchdog is wd
         chosen[0] = 0
         w.edit_settings()
         assert w.watchdog is None and not wd.running and w.inspector_dock.inspector.watchdog is None

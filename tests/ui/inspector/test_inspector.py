@@ -210,9 +210,8 @@ def test_view_menu_ctrl_shift_i_shows_the_dock_which_follows_the_streaming_reply
     win.setCentralWidget(typing)
     coalescer = Coalescer(win)
     c = Conversation()
-    win.conversation = c                    # what the app's window has: the dock starts on its latest reply
     old = c.add(Message(Role.ASSISTANT, "an old reply"))
-    dock = install_inspector(win, coalescer)
+    dock = install_inspector(win, coalescer, shown_chat=lambda: c)   # the dock starts on the chat's latest reply
     win.menuBar().addMenu("&View").addAction(dock.toggleViewAction())    # where the app's window puts it
     win.show()
     qtbot.waitExposed(win)

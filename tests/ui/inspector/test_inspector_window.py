@@ -63,7 +63,7 @@ def test_after_a_restart_the_inspector_shows_a_finished_replys_stored_timeline(q
     assert reply is not None
     qloop.run_until_complete(_until(lambda: reply.status.final and reply.db_id is not None
                                     and store.load_timeline(reply.db_id) is not None))
-    conv_id = w.conversation.id
+    conv_id = w.session.conversation.id
     qloop.run_until_complete(w.shutdown())
     w.close()
     store.close()
@@ -73,7 +73,7 @@ def test_after_a_restart_the_inspector_shows_a_finished_replys_stored_timeline(q
     qtbot.addWidget(w2)
     w2.show()
     w2.open_conversation(conv_id)
-    old = w2.conversation.messages[-1]
+    old = w2.session.conversation.messages[-1]
     assert old.text == reply.text and old is not reply
     dock = w2.inspector_dock
     dock.show()

@@ -142,7 +142,7 @@ async def _until(cond) -> None:  # type: ignore[no-untyped-def]
 
 def test_a_new_version_of_a_reply_is_rendered_again_not_taken_from_the_cache(window, qtbot) -> None:
     show_chat(window, long_chat(3))
-    reply = window.conversation.messages[-1]
+    reply = window.session.conversation.messages[-1]
     assert window.chat.widget_for(reply).view.toPlainText().startswith("Marker 2.")
     versions.begin_new_version(reply)                    # a regenerated reply: the old text is version 1
     reply.set_text("Another answer entirely, **version two**.")
@@ -186,7 +186,7 @@ def test_alt_up_and_down_move_the_focus_between_messages(window, qtbot) -> None:
     from PySide6.QtTest import QTest
 
     chat = window.chat
-    conv = window.conversation
+    conv = window.session.conversation
     for m in long_chat(20).messages:
         conv.add(m)
     window.conversation_shown(conv)                      # (the welcome page makes way for the messages)
@@ -261,7 +261,7 @@ def test_after_a_zoom_replies_are_rendered_for_the_new_text_size(window, qtbot) 
     conv.add(Message(Role.USER, "softmax?"))
     conv.add(Message(Role.ASSISTANT, "It is $\\sigma(z)_i = e^{z_i} / \\sum_j e^{z_j}$.", status=MessageStatus.DONE))
     show_chat(window, conv)
-    reply = window.conversation.messages[-1]
+    reply = window.session.conversation.messages[-1]
     before = window.chat.widget_for(reply).view.renderer.math.font[0]     # the formulas' text size (px)
     window.appearance.zoom(3)
     try:

@@ -45,14 +45,14 @@ def test_menu_operations_keep_the_stored_chat_consistent(qtbot, qloop, tmp_path:
         assert versions.label(reply) == "2/2" and "&nbsp;2/2&nbsp;" in widget.status.text()
         assert "seed" in widget.figures.toolTip() or "seed" in widget.who.toolTip()
         assert acts.show_version(reply, 0) and versions.label(reply) == "1/2"
-        user = w.conversation.messages[0]
+        user = w.session.conversation.messages[0]
         monkeypatch.setattr(QInputDialog, "getMultiLineText", lambda *a, **k: ("hello again", True))
         new = acts.edit(user)
         assert new is not None
         run(asyncio.wait_for(until(lambda: new.status.final and not w.session.generating), 30))
-        assert [m.text for m in w.conversation.messages] == ["hello again", "Hi!"]
+        assert [m.text for m in w.session.conversation.messages] == ["hello again", "Hi!"]
         assert acts.delete(new)
-        conv_id = w.conversation.id
+        conv_id = w.session.conversation.id
     finally:
         run(w.shutdown())
     assert [m.text for m in Store(tmp_path / "h.sqlite3").load_conversation(conv_id).messages] == ["hello again"]

@@ -24,7 +24,7 @@ def test_stop_before_the_first_token_is_visible_and_the_next_prompt_alternates(q
         assert first is not None
         _run(qloop, _until(lambda: first.status is MessageStatus.GENERATING))
         w.stop()
-        _run(qloop, _until(lambda: first.status.final and not w.generating))
+        _run(qloop, _until(lambda: first.status.final and not w.session.generating))
         widget = w.chat.widgets[-1]
         assert first.status is MessageStatus.STOPPED and first.text == ""
         assert widget.note.isVisibleTo(w)
@@ -32,7 +32,7 @@ def test_stop_before_the_first_token_is_visible_and_the_next_prompt_alternates(q
         engine.tokens_per_s = 0.0
         second = w.send("Say hello")
         assert second is not None
-        _run(qloop, _until(lambda: second.status.final and not w.generating))
+        _run(qloop, _until(lambda: second.status.final and not w.session.generating))
         prompt = engine.calls[-1]
         assert [m["role"] for m in prompt if m["role"] != "system"] == ["user"]
         assert prompt[-1]["content"] == "Say hello"
@@ -63,12 +63,12 @@ def test_resend_asks_the_stopped_question_again(qtbot, qloop) -> None:
         assert reply is not None
         _run(qloop, _until(lambda: reply.status is MessageStatus.GENERATING))
         w.stop()
-        _run(qloop, _until(lambda: reply.status.final and not w.generating))
+        _run(qloop, _until(lambda: reply.status.final and not w.session.generating))
         engine.tokens_per_s = 0.0
         widget = w.chat.widget_for(reply)
         assert widget is not None
         widget.note.linkActivated.emit("brook:resend")          # the user clicks "Resend"
-        _run(qloop, _until(lambda: reply.status.final and not w.generating and reply.text != ""))
+        _run(qloop, _until(lambda: reply.status.final and not w.session.generating and reply.text != ""))
         assert reply.status is MessageStatus.DONE and reply.text == "Rivers flow."
         assert engine.calls[-1][-1] == {"role": "user", "content": "Tell me about rivers."}
         assert len(w.session.conversation.messages) == 2

@@ -32,7 +32,7 @@ def test_every_control_has_a_name_and_status_changes_are_announced(qtbot, qloop,
     assert run(asyncio.wait_for(w.load_model(), 30))
     try:
         reply = w.send("hi")
-        run(asyncio.wait_for(_until(lambda: reply.status.final and not w.generating), 30))
+        run(asyncio.wait_for(_until(lambda: reply.status.final and not w.session.generating), 30))
         reply.stop_reason = "user"
         from app.core.conversation import MessageStatus
 

@@ -39,9 +39,10 @@ def test_search_opens_the_chat_and_rename_and_export(window, qtbot, tmp_path: Pa
     w.search_panel.query.setText("两万")
     [hit] = w.search_panel.run_query()
     w.open_hit(hit.conversation_id, hit.message_id)
-    assert w.conversation.title == "Great Wall" and [m.text for m in w.conversation.messages][1] == "大约两万一千公里。"
+    conv = w.session.conversation
+    assert conv.title == "Great Wall" and [m.text for m in conv.messages][1] == "大约两万一千公里。"
     w.chats.rename("长城")
-    assert store.load_conversation(w.conversation.id).title == "长城"
+    assert store.load_conversation(w.session.conversation.id).title == "长城"
     assert any(w.history.item(i).text() == "长城" for i in range(w.history.count()))
     monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(tmp_path / "out"))
     paths = w.chats.export(current_only=True)
@@ -62,7 +63,7 @@ def test_menus_zoom_theme_and_help(window, qtbot) -> None:
     assert label.font().pointSizeF() > size                 # the chat's widgets follow
     assert f.zoom(0) == 1.0 and w.font().pointSizeF() == size
     f.set_theme("dark")
-    assert QApplication.palette().window().color().lightness() < 128 and w.settings.theme == "dark"
+    assert QApplication.palette().window().color().lightness() < 128 and w.session.settings.theme == "dark"
     f.set_theme("system")
     from app.ui.window.help import open_shortcuts
 

@@ -40,7 +40,7 @@ def test_open_model_shows_progress_and_cancel_keeps_the_old_model(qtbot, qloop, 
     qtbot.addWidget(w)
     w.show()
     assert qloop.run_until_complete(w.load_model())
-    old = w.engine
+    old = w.session.engine
     held: list[HeldLoad] = []
     w.session.opener = lambda path: held.append(HeldLoad(Path(path), w.session)) or held[-1]
     dialog = w.load_dialog
@@ -55,12 +55,13 @@ def _cancel_while_loading(w, qtbot, qloop, dialog, old, held, bundled_model) -> 
     assert not dialog.isVisible()
     w.models.load_model(str(bundled_model))
     qloop.run_until_complete(until(lambda: dialog.isVisible() and dialog.fraction))   # the loop keeps running
-    assert w.model_state == "loading" and 0.0 < dialog.fraction < 1.0
+    assert w.session.model_state == "loading" and 0.0 < dialog.fraction < 1.0
     assert dialog.bar.maximum() == 100 and dialog.bar.value() == round(dialog.fraction * 100)
     assert "SmolLM2" in dialog.title.text() and dialog.elapsed.text()
     qtbot.mouseClick(dialog.cancel_button, Qt.MouseButton.LeftButton)
     assert not dialog.cancel_button.isEnabled()
-    qloop.run_until_complete(until(lambda: w.model_state == "idle" and w.engine is old and not dialog.isVisible()))
+    qloop.run_until_complete(until(lambda: w.session.model_state == "idle" and w.session.engine is old
+                                   and not dialog.isVisible()))
     assert old.loaded and not held[0].loaded
     assert len(held[0].reports) == 4                 # llama.cpp made no report after the Cancel: it stopped
     assert w.status.state_label.text() == "ready"
@@ -82,7 +83,7 @@ def test_a_cancelled_first_load_says_cancelled_not_failed(qtbot, qloop, bundled_
         qloop.run_until_complete(until(lambda: len(engine.reports) == 4))    # held inside llama.cpp's report
         assert w.session.cancel_load()
         assert qloop.run_until_complete(task) is False
-        assert w.model_state == "error" and not engine.loaded
+        assert w.session.model_state == "error" and not engine.loaded
         assert w.status.state_label.text() == "model load cancelled"
     finally:
         w.session.load_cancel.set()

@@ -47,7 +47,7 @@ def test_title_hits_come_first_and_open_the_chat(qtbot, qloop, tmp_path: Path) -
         with qtbot.waitSignal(panel.open_requested) as sig:
             qtbot.keyClick(panel.query, Qt.Key.Key_Return)
         assert sig.args == [trip.id, 0]
-        assert w.conversation.id == trip.id and w.conversation.title == "周末旅行计划"
+        assert w.session.conversation.id == trip.id and w.session.conversation.title == "周末旅行计划"
         panel.query.setText("borrow")
         panel.run_query()
         assert [h.conversation_id for h in panel.title_hits] == [rust.id] and panel.hits == []

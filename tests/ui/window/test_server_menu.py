@@ -137,14 +137,14 @@ def test_connect_to_a_server_and_chat_through_it(qtbot, qloop) -> None:
     try:
         with SSEServer(answer) as srv:
             assert run_on(qloop, menu.connect_to(RemoteConnection(srv.url)))
-            assert isinstance(w.engine, RemoteEngine) and w.engine.name == "far-model"
+            assert isinstance(w.session.engine, RemoteEngine) and w.session.engine.name == "far-model"
             reply = w.send("hi")
             run_on(qloop, until(lambda: reply.status.final))
             assert reply.status is MessageStatus.DONE and reply.text == "Hello from the server."
             assert reply.provenance.get("model_file") == srv.url
-            before, asked = w.engine, len(srv.requests)
+            before, asked = w.session.engine, len(srv.requests)
             assert not run_on(qloop, menu.connect_to(RemoteConnection(f"http://127.0.0.1:{_free_port()}/v1")))
-            assert w.engine is before and before.loaded
+            assert w.session.engine is before and before.loaded
             assert len(srv.requests) == asked        # the engine in use was never unloaded and reloaded
         notices = [n.text() for n in w.chat.findChildren(QLabel, "errorNotice")]
         assert any("connection refused" in n for n in notices), notices

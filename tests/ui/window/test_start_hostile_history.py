@@ -24,8 +24,8 @@ def test_a_start_restores_a_hostile_last_chat(qtbot, qloop, tmp_path) -> None:
     w.show()
     qtbot.waitExposed(w)
     try:
-        assert w.conversation.id == cid and w.conversation.title == "Hostile"
-        assert [m.status for m in w.conversation.messages].count(MessageStatus.ERROR) == 3
+        assert w.session.conversation.id == cid and w.session.conversation.title == "Hostile"
+        assert [m.status for m in w.session.conversation.messages].count(MessageStatus.ERROR) == 3
         assert w.chat.isVisible()
         assert any(x.message.text == "a spell" for x in w.chat.widgets)
     finally:

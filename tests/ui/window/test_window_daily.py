@@ -37,14 +37,14 @@ def test_welcome_then_queue_while_streaming(window, qtbot, qloop) -> None:
     queue = w.sending.queue
     assert w.welcome.isVisibleTo(w) and not w.chat.isVisibleTo(w)
     w.welcome.examples[0].click()                         # an example prompt is sent
-    assert not w.welcome.isVisibleTo(w) and w.chat.isVisibleTo(w) and w.generating
+    assert not w.welcome.isVisibleTo(w) and w.chat.isVisibleTo(w) and w.session.generating
     qtbot.keyClicks(w.input, "and a follow-up")
     qtbot.keyClick(w.input, Qt.Key.Key_Return)            # typed while the reply streams: queued, not lost
     assert w.input.toPlainText() == "" and [t for _c, t in queue.pending] == ["and a follow-up"]
     assert "waiting" in w.statusBar().currentMessage()
     qloop.run_until_complete(asyncio.wait_for(until(
-        lambda: not queue.pending and not w.generating and len(w.conversation.messages) == 4), 30))
-    users = [m.text for m in w.conversation.messages if m.role is Role.USER]
+        lambda: not queue.pending and not w.session.generating and len(w.session.conversation.messages) == 4), 30))
+    users = [m.text for m in w.session.conversation.messages if m.role is Role.USER]
     assert users == [w.welcome.examples[0].text(), "and a follow-up"]
     w.new_chat()
     assert w.welcome.isVisibleTo(w)
@@ -53,23 +53,23 @@ def test_welcome_then_queue_while_streaming(window, qtbot, qloop) -> None:
 def test_search_hit_opens_the_chat_at_that_message(window, qloop) -> None:
     w = window
     r = w.send("first question")
-    qloop.run_until_complete(asyncio.wait_for(until(lambda: r.status.final and not w.generating), 30))
+    qloop.run_until_complete(asyncio.wait_for(until(lambda: r.status.final and not w.session.generating), 30))
     target = w.send("the zygomorphic one")
-    qloop.run_until_complete(asyncio.wait_for(until(lambda: target.status.final and not w.generating), 30))
-    conv_id = w.conversation.id
+    qloop.run_until_complete(asyncio.wait_for(until(lambda: target.status.final and not w.session.generating), 30))
+    conv_id = w.session.conversation.id
     w.new_chat()
     w.search_panel.query.setText("zygomorphic")
     [hit] = w.search_panel.run_query()
     found = w.open_hit(hit.conversation_id, hit.message_id)
-    assert w.conversation.id == conv_id and found is not None and found.message.text == "the zygomorphic one"
+    assert w.session.conversation.id == conv_id and found is not None and found.message.text == "the zygomorphic one"
 
 
 def test_unload_frees_the_model_and_the_next_message_loads_it_again(window, qloop) -> None:
     w = window
     task = w.models.unload_now()
     qloop.run_until_complete(asyncio.wait_for(task, 30))
-    assert not w.engine.loaded and w.session.model_state == "unloaded"
+    assert not w.session.engine.loaded and w.session.model_state == "unloaded"
     reply = w.send("are you there?")
     assert reply is not None
     qloop.run_until_complete(asyncio.wait_for(until(lambda: reply.status.final), 30))
-    assert w.engine.loaded and reply.text
+    assert w.session.engine.loaded and reply.text

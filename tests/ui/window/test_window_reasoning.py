@@ -41,7 +41,7 @@ def test_reasoning_opened_by_the_template_streams_folds_and_reopens(window, qloo
 
     def record() -> bool:
         seen.append(shown())
-        return reply.status.final and not w.generating
+        return reply.status.final and not w.session.generating
 
     _run(qloop, _until(lambda: "I will explain" in shown() or reply.status.final))
     live = shown()
@@ -59,7 +59,7 @@ def test_reasoning_opened_by_the_template_streams_folds_and_reopens(window, qloo
     view.toggle_thinking()                                                  # the fold shows the reasoning
     assert "I will explain it briefly." in view.toPlainText() and "</think>" not in view.toPlainText()
 
-    conv_id = w.conversation.id
+    conv_id = w.session.conversation.id
     w.new_chat()
     w.open_conversation(conv_id)                                            # reopened from the store
     again = w.chat.widgets[-1].view

@@ -39,15 +39,15 @@ def test_enter_sends_shift_enter_adds_a_line_and_escape_stops(make_window, qtbot
     qtbot.keyClicks(w.input, "first line")
     qtbot.keyClick(w.input, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
     qtbot.keyClicks(w.input, "second line")
-    assert w.input.toPlainText() == "first line\nsecond line" and not w.generating
+    assert w.input.toPlainText() == "first line\nsecond line" and not w.session.generating
     qtbot.keyClick(w.input, Qt.Key.Key_Return)
-    assert w.generating and w.input.toPlainText() == "" and w.send_button.text() == "Stop"
-    user, reply = w.conversation.messages
+    assert w.session.generating and w.input.toPlainText() == "" and w.send_button.text() == "Stop"
+    user, reply = w.session.conversation.messages
     assert user.text == "first line\nsecond line"
     _run(qloop, _until(lambda: reply.status is MessageStatus.GENERATING and reply.text))
     qtbot.keyClick(w.input, Qt.Key.Key_Escape)
-    assert reply.status is MessageStatus.STOPPED and not w.generating and w.send_button.text() == "Send"
-    assert reply.text and len(reply.text) < len("".join(w.engine.script)) * 20
+    assert reply.status is MessageStatus.STOPPED and not w.session.generating and w.send_button.text() == "Send"
+    assert reply.text and len(reply.text) < len("".join(w.session.engine.script)) * 20
 
 
 def test_view_follows_the_stream_only_while_at_the_bottom(make_window, qloop) -> None:
@@ -71,7 +71,7 @@ def test_send_while_loading_waits_for_the_model(qtbot, qloop) -> None:
     load = asyncio.ensure_future(w.load_model(), loop=qloop)
     _run(qloop, asyncio.sleep(0.05))                  # loading has started, in a worker thread
     reply = w.send("hello")
-    assert reply is not None and w.state_label.text() == "loading model…"
+    assert reply is not None and w.status.state_label.text() == "loading model…"
     _run(qloop, _until(lambda: reply.status.final))
     assert load.done() and reply.status is MessageStatus.DONE and reply.text
     qloop.run_until_complete(w.shutdown())
@@ -81,7 +81,7 @@ def test_engine_error_mid_reply_is_shown_and_the_next_message_works(make_window,
     engine = ScriptedEngine(tokens_per_s=0, fail_after=5)
     w = make_window(engine)
     reply = w.send("break please")
-    _run(qloop, _until(lambda: reply.status.final and not w.generating))
+    _run(qloop, _until(lambda: reply.status.final and not w.session.generating))
     widget = w.chat.widgets[-1]
     assert reply.status is MessageStatus.ERROR and "Scripted failure" in (reply.error or "")
     assert widget.error.isVisibleTo(w) and "Scripted failure" in widget.error.text()
@@ -96,12 +96,12 @@ def test_history_saves_replies_and_reopens_them(make_window, qloop, tmp_path) ->
     store = Store(tmp_path / "h.sqlite3")
     w = make_window(ScriptedEngine(tokens_per_s=0), store)
     reply = w.send("Reverse a string in Python")
-    _run(qloop, _until(lambda: reply.status.final and not w.generating))
+    _run(qloop, _until(lambda: reply.status.final and not w.session.generating))
     assert w.history.count() == 1 and w.history.item(0).text() == "Reverse a string in Python"
     w.new_chat()
-    assert w.conversation.messages == [] and w.chat.widgets == []
+    assert w.session.conversation.messages == [] and w.chat.widgets == []
     w.open_conversation(store.list_conversations()[0].id)
-    assert [m.text for m in w.conversation.messages] == ["Reverse a string in Python", reply.text]
+    assert [m.text for m in w.session.conversation.messages] == ["Reverse a string in Python", reply.text]
     shown = w.chat.widgets[-1].view
     assert shown is not None and shown.renderer.text == reply.text
     assert reply.metrics is not None and reply.metrics["decode_tokens_per_s"] > 0   # the script has many tokens
@@ -115,7 +115,7 @@ def test_stopping_then_switching_chats_still_saves_the_partial_reply(make_window
     _run(qloop, _until(lambda: len(reply.text) > 20))
     w.stop()
     w.new_chat()
-    assert not w.generating and reply.status is MessageStatus.STOPPED
+    assert not w.session.generating and reply.status is MessageStatus.STOPPED
     conv = store.load_conversation(store.list_conversations()[0].id)
     assert conv.messages[-1].status is MessageStatus.STOPPED
     assert conv.messages[-1].text == reply.text
@@ -128,10 +128,10 @@ def test_a_reply_keeps_generating_while_another_chat_is_shown(make_window, qloop
     text = "".join(f"Paragraph {i} of a long essay.\n\n" for i in range(60))
     w = make_window(ScriptedEngine(text, tokens_per_s=300), store)
     reply: Message = w.send("A long essay, please")
-    conv_id = w.conversation.id
+    conv_id = w.session.conversation.id
     _run(qloop, _until(lambda: len(reply.text) > 40))
     w.new_chat()                                       # another chat, mid-reply
-    assert w.chat.widget_for(reply) is None and not w.generating and w.send_button.text() == "Send"
+    assert w.chat.widget_for(reply) is None and not w.session.generating and w.send_button.text() == "Send"
     assert reply.status is MessageStatus.GENERATING
     marked = [w.history.item(i).data(BUSY_ROLE) for i in range(w.history.count())]
     assert marked == [True]                            # the sidebar marks the chat that is generating
@@ -139,7 +139,7 @@ def test_a_reply_keeps_generating_while_another_chat_is_shown(make_window, qloop
     w.open_conversation(conv_id)                       # back while it still generates: the same live reply
     shown = w.chat.widget_for(reply)
     assert shown is not None and shown.view is not None and w.send_button.text() == "Stop"
-    _run(qloop, _until(lambda: reply.status.final and not w.generating))
+    _run(qloop, _until(lambda: reply.status.final and not w.session.generating))
     _run(qloop, asyncio.sleep(0.05))
     assert reply.status is MessageStatus.DONE and reply.text == text
     assert shown.view.renderer.text == text            # complete on screen too
@@ -151,17 +151,17 @@ def test_regenerate_replaces_the_last_reply(make_window, qloop, tmp_path) -> Non
     engine = ScriptedEngine(tokens_per_s=0)
     w = make_window(engine, store)
     first = w.send("hello")
-    _run(qloop, _until(lambda: first.status.final and not w.generating))
+    _run(qloop, _until(lambda: first.status.final and not w.session.generating))
     first_text = first.text
     assert w.regenerate() is not None
-    second = w.conversation.messages[-1]
-    _run(qloop, _until(lambda: second.status.final and not w.generating))
-    assert [m.role.value for m in w.conversation.messages] == ["user", "assistant"]
+    second = w.session.conversation.messages[-1]
+    _run(qloop, _until(lambda: second.status.final and not w.session.generating))
+    assert [m.role.value for m in w.session.conversation.messages] == ["user", "assistant"]
     # the same reply gets a second version; the first is kept (‹1/2›), not deleted
     assert second is first and second.text and len(w.chat.widgets) == 2
     assert second.versions is not None and second.versions[0]["content"] == first_text
     assert engine.calls[-1] == [{"role": "user", "content": "hello"}]       # the old reply is not in the prompt
-    saved = store.load_conversation(w.conversation.id or 0).messages
+    saved = store.load_conversation(w.session.conversation.id or 0).messages
     assert [m.text for m in saved] == ["hello", second.text]
     w.new_chat()
     assert w.regenerate() is None                                             # nothing to regenerate
@@ -186,7 +186,7 @@ def test_finished_reply_is_shown_whole(make_window, qloop, corpus_dir) -> None:
     w = make_window(ScriptedEngine(text, tokens_per_s=0), Store(":memory:"))
     w.resize(1100, 800)
     reply = w.send("show me")
-    _run(qloop, _until(lambda: reply.status.final and not w.generating))
+    _run(qloop, _until(lambda: reply.status.final and not w.session.generating))
     _run(qloop, asyncio.sleep(0.3))
     widget = w.chat.widgets[-1]
     view = widget.view
@@ -197,7 +197,7 @@ def test_finished_reply_is_shown_whole(make_window, qloop, corpus_dir) -> None:
 def test_an_empty_reply_is_explained(make_window, qloop) -> None:
     w = make_window(ScriptedEngine([], tokens_per_s=0))
     reply = w.send("hello")
-    _run(qloop, _until(lambda: reply.status.final and not w.generating))
+    _run(qloop, _until(lambda: reply.status.final and not w.session.generating))
     widget = w.chat.widgets[-1]
     assert reply.status is MessageStatus.DONE and reply.text == ""
     assert widget.note.isVisibleTo(w) and "without any text" in widget.note.text() and "Resend" in widget.note.text()

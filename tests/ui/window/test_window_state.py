@@ -43,16 +43,16 @@ def test_delete_from_the_list_then_undo(qtbot, qloop, tmp_path) -> None:
         item = w.history.item(1)
         rect = w.history.visualItemRect(item)
         qtbot.mouseClick(w.history.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
-        assert w.conversation.title == "chat 0" and w.history.hasFocus()      # focus stays in the list
+        assert w.session.conversation.title == "chat 0" and w.history.hasFocus()      # focus stays in the list
         qtbot.keyClick(w.history, Qt.Key.Key_Delete)
         assert [c.title for c in store.list_conversations()] == ["chat 1"]
-        assert w.conversation.messages == [] and w.state.undo_action.isEnabled()
+        assert w.session.conversation.messages == [] and w.state.undo_action.isEnabled()
         w.state.undo_action.trigger()
         restored = store.list_conversations()
         assert sorted(c.title for c in restored) == ["chat 0", "chat 1"]
         back = next(c for c in restored if c.title == "chat 0")
         assert [m.text for m in store.load_conversation(back.id).messages] == ["chat 0", "Hi!"]
-        assert w.conversation.title == "chat 0"
+        assert w.session.conversation.title == "chat 0"
         assert w.state.delete_action in w.menus[MenuKey.CHAT].actions()              # also a menu item
     finally:
         qloop.run_until_complete(w.shutdown())
@@ -71,7 +71,7 @@ def test_a_restart_opens_the_last_chat_with_the_same_window(qtbot, qloop, tmp_pa
     qtbot.addWidget(again)
     again.show()
     try:
-        assert again.conversation.id == first.id and again.conversation.messages[0].text == "chat 0"
+        assert again.session.conversation.id == first.id and again.session.conversation.messages[0].text == "chat 0"
         assert (again.width(), again.height()) == (760, 560)
         assert abs(again.splitter.sizes()[0] - 260) <= 2
         again.state.sidebar_action.setChecked(False)                          # Ctrl+B hides the sidebar
