@@ -52,6 +52,10 @@
         <translation>附加文本文件</translation>
     </message>
     <message>
+        <source>Cannot attach %1: %2</source>
+        <translation>无法附加 %1：%2</translation>
+    </message>
+    <message>
         <source>Remove this attachment</source>
         <translation>移除此附件</translation>
     </message>
@@ -1254,6 +1258,10 @@
         <translation>模型库(&amp;L)…</translation>
     </message>
     <message>
+        <source>&amp;Download models (Hugging Face Hub)…</source>
+        <translation>下载模型（Hugging Face Hub）(&amp;D)…</translation>
+    </message>
+    <message>
         <source>Recent models</source>
         <translation>最近使用的模型</translation>
     </message>
@@ -1278,7 +1286,7 @@
     <name>Notes</name>
     <message>
         <source>The oldest message was left out of this reply&apos;s prompt: the chat no longer fits the model&apos;s context window. Start a new chat, or paste the part that matters again.</source>
-        <extracomment>The notes&apos; texts, in English; the window shows them in its language (``app.ui.look.retranslate.core_text`` matches a note against these templates, ``%1`` a number).</extracomment>
+        <extracomment>The link target the window puts in an unanswered reply&apos;s note (&quot;Resend&quot;). The notes&apos; texts, in English; the window shows them in its language (``app.ui.look.retranslate.core_text`` matches a note against these templates, ``%1`` a number).</extracomment>
         <translation>最早的一条消息没有放进这条回复的提示词：对话已超出模型的上下文窗口。请开始新对话，或把重要的部分重新粘贴一次。</translation>
     </message>
     <message>

@@ -48,8 +48,15 @@ class DownloadManager:
     def active(self) -> list[Download]:
         return [d for d in self.downloads if d.running]
 
-    def pause_all(self) -> None:
-        for d in self.active:
+    def pause_all(self, timeout_s: float = 2.0) -> None:
+        """Pause every running download and wait up to ``timeout_s`` seconds in all for their threads (a stalled
+        connection notices the pause only when its read returns; its thread is a daemon and its part stays
+        resumable either way)."""
+        import time
+
+        running = self.active
+        for d in running:
             d.pause()
-        for d in self.downloads:
-            d.wait()
+        end = time.monotonic() + timeout_s
+        for d in running:
+            d.wait(max(0.0, end - time.monotonic()))

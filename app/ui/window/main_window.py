@@ -542,6 +542,7 @@ class MainWindow(QMainWindow, SessionListener):
     async def shutdown(self, join_timeout_s: float = 1.5) -> None:
         """Closing: stop every reply (saved as stopped), wait for the workers, free the model. Safe twice."""
         await self.server_menu.shutdown()       # API replies in flight stop too
+        self.models.pause_downloads()           # Hub downloads keep their part, to resume next time
         await self.session.shutdown(join_timeout_s)
 
     def changeEvent(self, event: QEvent) -> None:

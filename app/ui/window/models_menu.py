@@ -17,6 +17,8 @@ from app.core.errors import BrookError
 from app.ui.window.menus import Item, Submenu
 
 if TYPE_CHECKING:
+    from app.engine.hub.manager import DownloadManager
+    from app.ui.dialogs.model_hub import ModelHubDialog
     from app.ui.dialogs.model_library import ModelLibraryDialog
 
 
@@ -35,12 +37,15 @@ class ModelsMenu(QObject):
         self.idle = idle
         self.parent_widget = parent
         self.library: ModelLibraryDialog | None = None
+        self.hub: ModelHubDialog | None = None
+        self.downloads: DownloadManager | None = None    # made on the first File → Models → Download models…
         self._tasks: set[asyncio.Future[Any]] = set()
 
     def entries(self) -> Submenu:
         """The Models submenu."""
         return Submenu(self.tr("Models"), [
             Item(self.tr("Model &library…"), self.open_library, "Ctrl+M"),
+            Item(self.tr("&Download models (Hugging Face Hub)…"), self.open_hub, "Ctrl+Shift+M"),
             Submenu(self.tr("Recent models"), about_to_show=self.fill_recent, name="recentModels"),
             Item(self.tr("Use the &bundled model"), self.use_bundled),
             Item(self.tr("&Unload the model (free its memory)"), self.unload_now),
@@ -79,6 +84,46 @@ class ModelsMenu(QObject):
         dlg.show()
         self.library = dlg
         return dlg
+
+    def open_hub(self) -> ModelHubDialog:
+        """Show the model browser (not modal): search the Hub, download into the models folder; Open on a finished
+        download loads it. Downloads belong to this menu, so they go on when the dialog is closed; the ones a
+        previous run left unfinished are listed, paused."""
+        from app.engine.hub.client import HubClient
+        from app.engine.hub.fit import gpu_memory, system_memory
+        from app.engine.hub.manager import DownloadManager
+        from app.engine.hub.tokens import hub_token
+        from app.ui.dialogs.model_hub import ModelHubDialog
+        from app.ui.dialogs.settings import gpu_offload_supported
+
+        folder = self.models_folder()
+        if self.downloads is None or self.downloads.models_dir != folder:
+            self.downloads = DownloadManager(folder, HubClient(hub_token()))
+            self.downloads.restore()
+        settings = self.session.settings
+        on_gpu = settings.n_gpu_layers != 0 and gpu_offload_supported()
+        vram = gpu_memory() if on_gpu else None
+        memory, kind = (vram, "VRAM") if vram is not None else (system_memory(), "RAM")
+        dlg = ModelHubDialog(self.downloads, n_ctx=settings.n_ctx, memory=memory, memory_kind=kind,
+                             parent=self.parent_widget)
+        dlg.load_requested.connect(self.load_model)
+        dlg.downloaded.connect(self._downloaded)
+        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dlg.show()
+        self.hub = dlg
+        return dlg
+
+    def _downloaded(self, _path: str) -> None:
+        if self.library is not None:
+            try:
+                self.library.rescan()         # the new file is listed at once
+            except RuntimeError:             # the library dialog was closed (deleted)
+                self.library = None
+
+    def pause_downloads(self) -> None:
+        """Pause every running download (its part is kept; the next start lists it to resume)."""
+        if self.downloads is not None:
+            self.downloads.pause_all()
 
     def _set_models_folder(self, path: str) -> None:
         self.session.settings.models_dir = path
