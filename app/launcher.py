@@ -73,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--api-key", default=None, help="with --serve: the key clients must send (or BROOK_API_KEY)")
     serve.add_argument("--cors-origin", action="append", metavar="ORIGIN",
                        help="with --serve: allow browser apps from ORIGIN (repeatable; default: no CORS)")
+    serve.add_argument("--allowed-host", action="append", metavar="NAME",
+                       help="with --serve: also answer requests whose Host header is NAME (repeatable; default: "
+                            "only the bound address and localhost, against DNS rebinding)")
     return p
 
 

@@ -8,7 +8,12 @@ a client that disconnects (streaming or not) cancels the reply's task, whose cle
 
 Security: an optional API key (``Authorization: Bearer …``, compared in constant time), a request body limit
 (bytes), a ``max_tokens`` limit, no CORS unless origins are given (then any request header: browser clients send
-their own), and OpenAI-shaped 4xx/5xx errors (never a traceback; the log keeps it).
+their own), and OpenAI-shaped 4xx/5xx errors (never a traceback; the log keeps it). Web pages are kept out even
+without a key: a request with an ``Origin`` that is not one of the CORS origins is refused (403), so a page on
+another site cannot make a browser generate with a "simple" ``text/plain`` POST; a server bound to loopback answers
+only a ``Host`` of its own address or ``localhost`` (403 otherwise: DNS rebinding), unless more host names are
+configured (``allowed_hosts``); and a chat completion must be sent as JSON (``Content-Type: application/json``,
+415 otherwise). A failure in the middle of a stream is an ``error`` event followed by ``[DONE]``.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
@@ -36,6 +41,7 @@ from app.core.errors import BrookError
 from app.core.streaming.generation import StreamSettings
 from app.core.streaming.scheduler import scheduler_for
 from app.core.streaming.stream import TokenStream
+from app.core.text import valid_json
 from app.core.types import Chunk
 from app.engine.base import ContextOverflowError, Engine
 from app.server.schema import APIError, ChatRequest, parse_chat_request
@@ -62,6 +68,21 @@ class ServerOptions:
     default_max_tokens: int = DEFAULT_MAX_TOKENS
     cors_origins: tuple[str, ...] = ()
     stream: StreamSettings = field(default_factory=StreamSettings)
+    #: more host names the ``Host`` header may name (a server bound to loopback answers only its own address
+    #: and ``localhost`` otherwise; a server bound to another address checks ``Host`` only when this is given)
+    allowed_hosts: tuple[str, ...] = ()
+
+
+#: Host names every loopback server answers to.
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+
+
+def host_name(header: str) -> str:
+    """The host name of a ``Host`` header (``[::1]:8080`` → ``::1``, ``Example.COM:80`` → ``example.com``)."""
+    h = header.strip().lower()
+    if h.startswith("["):
+        return h[1:h.find("]")] if "]" in h else h[1:]
+    return h.rsplit(":", 1)[0] if h.count(":") == 1 else h
 
 
 _ids = itertools.count(1)
@@ -93,9 +114,16 @@ async def _read_json(request: Request, limit: int) -> Any:
             raise APIError(413, f"The request body is larger than this server's limit of {limit} bytes.",
                            code="request_too_large")
     try:
-        return json.loads(buf)
+        return valid_json(json.loads(buf))      # lone surrogates (JSON's "\\ud800") become U+FFFD
     except ValueError as exc:
         raise APIError(400, f"The request body is not valid JSON ({exc}).") from None
+    except RecursionError:
+        raise APIError(400, "The request body is nested too deeply.") from None
+
+
+def _is_json(content_type: str | None) -> bool:
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
 
 
 async def _wait_disconnect(receive: Receive) -> None:
@@ -137,6 +165,8 @@ class BrookAPI:
     def __init__(self, engine_provider: Callable[[], Engine], options: ServerOptions | None = None) -> None:
         self.engine_provider = engine_provider
         self.options = options or ServerOptions()
+        #: the address the server is bound to (``BrookServer`` sets it; None: loopback)
+        self.bound_host: str | None = None
         self.active = 0                  # replies streaming now (for tests and the status bar)
         self.served = 0
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -176,6 +206,30 @@ class BrookAPI:
         log.error("internal error in the API", exc_info=exc)
         return _error_response(APIError(500, "Internal server error (see Brook's log).", type="server_error"))
 
+    def allowed_hosts(self) -> set[str] | None:
+        """Host names a request's ``Host`` may name, or None for any (see the module docstring)."""
+        from app.server.run import is_loopback
+
+        bound = self.bound_host
+        extra = {host_name(h) for h in self.options.allowed_hosts}
+        if bound is not None and not is_loopback(bound) and not extra:
+            return None
+        return {*LOOPBACK_HOSTS, *extra, *([host_name(bound)] if bound else [])}
+
+    def _check_caller(self, request: Request) -> None:
+        """Refuse web pages of other sites (``Origin``), other host names (``Host``), then a wrong key."""
+        origin = request.headers.get("origin")
+        if origin is not None and origin not in self.options.cors_origins:
+            raise APIError(403, f"Requests from web pages ({origin}) are not allowed; start the server with "
+                           f"--cors-origin {origin} to allow that site.", code="origin_not_allowed")
+        allowed = self.allowed_hosts()
+        host = request.headers.get("host")
+        if allowed is not None and host is not None and host_name(host) not in allowed:
+            raise APIError(403, f"This server does not answer to the host name {host_name(host)!r} (it answers "
+                           f"{', '.join(sorted(allowed))}); add it with --allowed-host if it is yours.",
+                           code="host_not_allowed")
+        self._check_key(request)
+
     def _check_key(self, request: Request) -> None:
         key = self.options.api_key
         if not key:
@@ -193,13 +247,18 @@ class BrookAPI:
                            code="model_loading", headers={"Retry-After": "5"})
         return engine
 
-    async def health(self, _request: Request) -> Response:
+    async def health(self, request: Request) -> Response:
+        try:
+            self._check_caller(request)
+        except APIError as err:
+            if err.code != "invalid_api_key":      # health needs no key, but web pages and other hosts stay out
+                return _error_response(err)
         engine = self.engine_provider()
         return JSONResponse({"status": "ok" if engine is not None and engine.loaded else "loading"})
 
     async def models(self, request: Request) -> Response:
         try:
-            self._check_key(request)
+            self._check_caller(request)
             engine = self._engine()
         except APIError as err:
             return _error_response(err)
@@ -208,7 +267,7 @@ class BrookAPI:
     async def model(self, request: Request) -> Response:
         """``GET /v1/models/{id}`` (OpenAI's retrieve): the model object, or 404 for another id."""
         try:
-            self._check_key(request)
+            self._check_caller(request)
             engine = self._engine()
             model_id = request.path_params["model_id"]
             if model_id != engine.name:
@@ -220,13 +279,19 @@ class BrookAPI:
 
     async def chat_completions(self, request: Request) -> Response:
         try:
-            self._check_key(request)
+            self._check_caller(request)
+            if not _is_json(request.headers.get("content-type")):
+                raise APIError(415, "Send the request as JSON (Content-Type: application/json).",
+                               code="unsupported_media_type")
             body = await _read_json(request, self.options.max_body_bytes)
             engine = self._engine()
             req = parse_chat_request(body, models=[engine.name], max_tokens_limit=self.options.max_tokens_limit,
                                      default_max_tokens=self.options.default_max_tokens)
         except APIError as err:
             return _error_response(err)
+        except ClientDisconnect:
+            log.info("API client disconnected while sending its request")
+            return Response(status_code=400)          # nobody reads it
         if req.stream:
             return _ASGIResponse(lambda receive, send: self._stream(engine, req, receive, send))
         return _ASGIResponse(lambda receive, send: self._complete(engine, req, receive, send))
@@ -303,9 +368,8 @@ class BrookAPI:
         tail: list[bytes] = []
         try:
             left, result = await _race_disconnect(work(), receive)
-        except (BrookError, TimeoutError) as exc:
-            msg = str(exc) or "The reply took too long (timeout)."
-            log.warning("API reply failed: %s", msg)
+        except Exception as exc:         # any failure mid-stream: an error event, then [DONE]
+            msg = _failure(exc)
             err = {"error": {"message": msg, "type": "server_error", "param": None, "code": None}}
             tail.append(b"data: " + json.dumps(err).encode("utf-8") + b"\n\n")
             left, result = False, None
@@ -330,11 +394,11 @@ class BrookAPI:
 
         try:
             left, result = await _race_disconnect(self._generate(engine, req, on_batch), receive)
-        except (BrookError, TimeoutError) as exc:
+        except Exception as exc:
             if isinstance(exc, ContextOverflowError):
                 err = APIError(400, str(exc), param="messages", code="context_length_exceeded")
             else:
-                err = APIError(500, str(exc) or "The reply took too long (timeout).", type="server_error")
+                err = APIError(500, _failure(exc), type="server_error")
             await _error_response(err)({"type": "http"}, receive, send)
             return
         if left:
@@ -347,6 +411,17 @@ class BrookAPI:
                                "finish_reason": finish or "stop"}],
                   "usage": await _usage(engine, req, tokens)}
         await JSONResponse(answer)({"type": "http"}, receive, send)
+
+
+def _failure(exc: BaseException) -> str:
+    """The sentence a client gets for a reply that failed (logged: a warning for an explained failure, the
+    traceback for anything else)."""
+    if isinstance(exc, (BrookError, TimeoutError)):
+        msg = str(exc) or "The reply took too long (timeout)."
+        log.warning("API reply failed: %s", msg)
+        return msg
+    log.error("API reply failed", exc_info=exc)
+    return f"The model failed while generating ({type(exc).__name__}); see Brook's log."
 
 
 async def _usage(engine: Engine, req: ChatRequest, completion_tokens: int) -> dict[str, int]:

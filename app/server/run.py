@@ -46,8 +46,23 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def check_api_key(api_key: str | None) -> None:
+    """Raise ``ServerError`` for a key no client could send: empty or only whitespace (``--api-key " "``),
+    with whitespace in it (a Bearer token has none: clients strip it), or outside printable ASCII (HTTP headers)."""
+    if api_key is None:
+        return
+    if not api_key.strip():
+        raise ServerError("The API key is empty or only spaces: no client could send it. Give a real key "
+                          f"(--api-key KEY or {API_KEY_ENV}), or none on 127.0.0.1.")
+    if any(c.isspace() for c in api_key) or not all(" " < c < "\x7f" for c in api_key):
+        raise ServerError("The API key must be printable ASCII without spaces (letters, digits, punctuation): "
+                          "clients send it in an HTTP header as 'Authorization: Bearer KEY'.")
+
+
 def check_bind(host: str, api_key: str | None) -> None:
-    """Raise ``ServerError`` for a non-loopback ``host`` without an API key."""
+    """Raise ``ServerError`` for a non-loopback ``host`` without an API key, or for a key no client could send
+    (``check_api_key``)."""
+    check_api_key(api_key)
     if not is_loopback(host) and not api_key:
         raise ServerError(f"Refusing to serve on {host}: other machines could reach it. Serving beyond this "
                           f"machine requires an API key (--api-key KEY or the {API_KEY_ENV} environment "
@@ -83,6 +98,7 @@ class BrookServer:
         self.options = options or ServerOptions()
         check_bind(host, self.options.api_key)
         self.api = BrookAPI(engine_provider, self.options)
+        self.api.bound_host = host           # the Host header must name it (or localhost) on loopback
         self._handle_signals = handle_signals
         self._server: _Uvicorn | None = None
         self._task: asyncio.Task[None] | None = None
@@ -148,8 +164,11 @@ def serve_main(args: argparse.Namespace, make_engine: Callable[[], Engine]) -> i
     from app.core.streaming.stream import tune_switch_interval
     from app.engine.base import EngineError
 
-    api_key = getattr(args, "api_key", None) or os.environ.get(API_KEY_ENV) or None
-    options = ServerOptions(api_key=api_key, cors_origins=tuple(getattr(args, "cors_origin", None) or ()))
+    api_key = getattr(args, "api_key", None)
+    if api_key is None:
+        api_key = os.environ.get(API_KEY_ENV) or None
+    options = ServerOptions(api_key=api_key, cors_origins=tuple(getattr(args, "cors_origin", None) or ()),
+                            allowed_hosts=tuple(getattr(args, "allowed_host", None) or ()))
     host = args.host or DEFAULT_HOST
     port = DEFAULT_PORT if args.port is None else args.port
     try:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from app.core.text import valid_text
 from app.core.types import GenerationParams
 
 #: Most stop strings a request may give (OpenAI's limit is 4; llama.cpp has none; this bounds the work).
@@ -75,6 +76,11 @@ def _integer(body: dict[str, Any], name: str, lo: int, hi: int) -> int | None:
 
 
 def _content(value: Any, i: int) -> str:
+    """A message's text (lone surrogates become U+FFFD: the tokenizer cannot encode them)."""
+    return valid_text(_text(value, i))
+
+
+def _text(value: Any, i: int) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, list):
@@ -111,11 +117,13 @@ def parse_chat_request(body: Any, *, models: list[str], max_tokens_limit: int,
         if not isinstance(m, dict):
             raise APIError(400, f"messages[{i}] must be an object.", param=f"messages[{i}]")
         role = m.get("role")
-        if role not in _ROLES:
+        if not isinstance(role, str) or role not in _ROLES:
             raise APIError(400, f"messages[{i}].role must be one of system, developer, user, assistant "
                                 f"(got {role!r}).", param=f"messages[{i}].role")
         messages.append({"role": _ROLES[role], "content": _content(m.get("content"), i)})
-    stream = body.get("stream", False)
+    stream = body.get("stream")
+    if stream is None:                  # absent or null: OpenAI answers one JSON completion
+        stream = False
     if not isinstance(stream, bool):
         raise APIError(400, "'stream' must be true or false.", param="stream")
     opts = body.get("stream_options")
