@@ -123,7 +123,7 @@ async def run_smoke_test(window: MainWindow, load: asyncio.Future[bool], args: a
 
     window.reply_finished.connect(finished)
     fault = getattr(args, "engine_fault", None)
-    hosted = _hosted(window.engine)
+    hosted = _hosted(window.session.engine)
     host_pid = getattr(hosted, "host_pid", None)
     if fault is not None:
         if hosted is None:
