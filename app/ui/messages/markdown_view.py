@@ -19,7 +19,8 @@ device pixel ratio in the theme's text colour; :meth:`MarkdownView.loadResource`
 ``<img src="brook-math:…">`` names (so the HTML stays small: no ``data:`` URI), and a copied selection holds the
 formula's TeX (``$…$``), not an object character. Until the image is known the formula shows as TeX.
 
-Links: only ``http``/``https``/``mailto`` are opened (by the desktop, never inside the view); ``brook-copy:N``
+Links: only ``http``/``https``/``mailto`` are opened (by the desktop, never inside the view), after asking when
+the link's text names another address (``links.misleading``); a link's tooltip is its real target; ``brook-copy:N``
 copies the raw code of code block N to the clipboard; ``brook-think:toggle`` folds the reasoning section,
 ``brook-think:later`` the reasoning sections inside the answer (folded at first); anything else is ignored.
 """
@@ -29,23 +30,24 @@ from __future__ import annotations
 import math
 import re
 
-from PySide6.QtCore import QEvent, QMimeData, QSize, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QMimeData, QSize, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QColor,
     QDesktopServices,
     QFont,
     QGuiApplication,
+    QHelpEvent,
     QPalette,
     QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
     QTextDocument,
 )
-from PySide6.QtWidgets import QApplication, QFrame, QSizePolicy, QTextBrowser, QWidget
+from PySide6.QtWidgets import QApplication, QFrame, QSizePolicy, QTextBrowser, QToolTip, QWidget
 
 from app.core.render.lexer_pool import LexerPool, default_pool
 from app.core.render.markdown import PIECE, IncrementalMarkdown
-from app.core.render.markdown.links import COPY_SCHEME, THINK_SCHEME, is_safe_url
+from app.core.render.markdown.links import COPY_SCHEME, THINK_SCHEME, is_safe_url, misleading
 from app.core.render.markdown.thinking import (
     LATER_TOGGLE,
     THINK_DIM,
@@ -578,9 +580,56 @@ class MarkdownView(QTextBrowser):
 
     # -- links ---------------------------------------------------------------------------------------------
 
+    @staticmethod
+    def confirm_link(parent: QWidget, text: str, href: str) -> bool:
+        """Ask before opening a link whose text names another address (``links.misleading``); default: no."""
+        from PySide6.QtWidgets import QMessageBox
+
+        box = QMessageBox(QMessageBox.Icon.Warning, QCoreApplication.translate("MarkdownView", "Open this link?"),
+                          QCoreApplication.translate("MarkdownView", "The link says %1 but opens %2.\n\nOpen %2?")
+                          .replace("%1", text).replace("%2", href),
+                          QMessageBox.StandardButton.Open | QMessageBox.StandardButton.Cancel, parent)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        return box.exec() == QMessageBox.StandardButton.Open
+
+    def anchor_texts(self, href: str) -> list[str]:
+        """The shown texts of every link to ``href`` in the view (a link split by bold or code is one text)."""
+        out: list[str] = []
+        block = self.document().firstBlock()
+        while block.isValid():
+            run: list[str] = []
+            it = block.begin()
+            while not it.atEnd():
+                frag = it.fragment()
+                if frag.isValid() and frag.charFormat().anchorHref() == href:
+                    run.append(frag.text())
+                elif run:
+                    out.append("".join(run))
+                    run = []
+                it += 1
+            if run:
+                out.append("".join(run))
+            block = block.next()
+        return out
+
+    def viewportEvent(self, e: QEvent) -> bool:
+        """A link's tooltip is the address it really opens (its text may say another)."""
+        if e.type() == QEvent.Type.ToolTip and isinstance(e, QHelpEvent):
+            href = self.anchorAt(e.pos())
+            if href and is_safe_url(href):
+                QToolTip.showText(e.globalPos(), href, self.viewport())
+                return True
+        return super().viewportEvent(e)
+
     def _on_anchor(self, url: QUrl) -> None:
         scheme = url.scheme().lower()
         if is_safe_url(url.toString()):
+            href = url.toString()
+            lying = next((t for t in self.anchor_texts(href) if misleading(t, href)), None)
+            if lying is None and misleading("", href):
+                lying = href
+            if lying is not None and not self.confirm_link(self, lying, href):
+                return
             QDesktopServices.openUrl(url)
         elif scheme == COPY_SCHEME:
             code = self.code_for(url.path())
