@@ -190,3 +190,54 @@ def test_lone_surrogates_on_the_real_model_stream_and_complete(bundled_model) ->
                     assert resp.json()["choices"][0]["message"]["content"]
     finally:
         engine.unload()
+
+
+def test_many_streaming_clients_with_half_resetting_keep_fifo_order_and_the_server_answers() -> None:
+    """Regression: 16 streaming clients, every other one resets its connection after the first event; the
+    others finish, in the order they asked, and /v1/models answers meanwhile."""
+    import struct
+    import threading
+
+    engine = scripted(script="one two three four five six", tokens_per_s=300)
+    with ServerThread(engine) as s:
+        done: list[int] = []
+        lock = threading.Lock()
+        body = json.dumps({"messages": [{"role": "user", "content": "hi"}], "stream": True}).encode()
+        head = (f"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
+
+        asked = [threading.Event() for _ in range(16)]
+
+        def client(i: int) -> None:
+            with socket.create_connection(("127.0.0.1", s.server.port)) as sock:
+                sock.sendall(head + body)
+                got = b""
+                while b"data: " not in got:
+                    got += sock.recv(65536)
+                asked[i].set()                   # its reply is in line (the first event comes before the slot)
+                if i % 2:
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))   # RST
+                    return
+                while b"[DONE]" not in got:
+                    piece = sock.recv(65536)
+                    if not piece:
+                        break
+                    got += piece
+            assert b"[DONE]" in got and got.count(b'"content"') >= 6
+            with lock:
+                done.append(i)
+
+        threads = []
+        for i in range(16):
+            t = threading.Thread(target=client, args=(i,))
+            t.start()
+            threads.append(t)
+            assert asked[i].wait(60)             # arrival order = i
+        assert httpx.get(f"{s.url}/models", timeout=30).status_code == 200
+        for t in threads:
+            t.join(60)
+        assert done == list(range(0, 16, 2))
+        deadline = time.monotonic() + 30
+        while (s.server.api.active or engine.active) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert s.server.api.active == 0 and engine.active == 0

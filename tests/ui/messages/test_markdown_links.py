@@ -91,3 +91,34 @@ def test_the_tooltip_shows_the_real_target(qtbot) -> None:
 ])
 def test_misleading_compares_the_named_and_the_real_target(text: str, href: str, expected: bool) -> None:
     assert misleading(text, href) is expected
+
+
+def _hrefs(v: MarkdownView) -> list[str]:
+    out = []
+    block = v.document().firstBlock()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            href = it.fragment().charFormat().anchorHref()
+            if href:
+                out.append(href)
+            it += 1
+        block = block.next()
+    return out
+
+
+@pytest.mark.parametrize("target", [
+    "javascript:alert(1)", "JaVaScRiPt:alert(1)", "vbscript:msgbox(1)", "data:text/html,<script>x</script>",
+    "file:///etc/passwd", "ftp://evil.example/x", "/etc/passwd", "//evil.example/x", "brook-copy:0",
+    "brook-think:toggle", "java%09script:alert(1)", "about:blank", "chrome://settings", "#top",
+])
+def test_a_hostile_link_stays_inert_text(qtbot, clicks, target: str) -> None:
+    """Regression: 14 kinds of address a reply may link to; none becomes a clickable link, none opens."""
+    opened, asked, _answer = clicks
+    v = MarkdownView(theme="light")
+    qtbot.addWidget(v)
+    v.set_text(f"[click me]({target}) and ![img]({target})")
+    assert _hrefs(v) == [] and "click me" in v.toPlainText()
+    if not target.startswith("brook-"):           # the view's own actions are not addresses to open
+        v.anchorClicked.emit(QUrl(target))
+    assert opened == [] and asked == []
