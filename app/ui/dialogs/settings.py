@@ -187,15 +187,15 @@ class SettingsDialog(QDialog):
                        watchdog_threshold_ms=float(self.watchdog.value()))
 
 
-def edit_settings(session: ChatSession, parent: QWidget | None = None) -> AppSettings | None:
+def edit_settings(session: ChatSession, parent: QWidget | None = None, model: Any = None) -> AppSettings | None:
     """Settings… for ``session``: the dialog over ``parent``; on OK the new settings replace the session's and are
-    saved.
+    saved. ``model``: the loaded model's ``ModelInfo``, for the context window's memory estimate.
 
     Returns:
         The settings as they were before, when the user pressed OK (the caller applies what changed at once: the
         watchdog threshold, the language); None when the dialog was cancelled.
     """
-    dlg = SettingsDialog(session.settings, parent)
+    dlg = SettingsDialog(session.settings, parent, model=model)
     if not dlg.exec():
         return None
     before, session.settings = session.settings, dlg.result_settings()

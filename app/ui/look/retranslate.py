@@ -70,6 +70,7 @@ class Translations:
     def __init__(self, old: str, new: str) -> None:
         self.exact: dict[str, str] = {}
         self.patterns: list[tuple[re.Pattern[str], str]] = []
+        self._sources: dict[re.Pattern[str], str] = {}
         langs = {lang for lang in (old, new) if lang != "en"}
         by_lang = {lang: {(c, s): t for c, s, t in _table(lang)} for lang in langs}
         keys: dict[tuple[str, str], None] = {}
@@ -84,9 +85,14 @@ class Translations:
             if a is None or b is None or a == b:
                 continue
             if _PLACEHOLDER.search(a):
-                self.patterns.append((_pattern(a), b))
+                pattern = _pattern(a)
+                self._sources[pattern] = a
+                self.patterns.append((pattern, b))
             else:
                 self.exact.setdefault(a, b)
+        # the most specific template first (the most text besides its placeholders): "%1 of %2" must not take a
+        # whole sentence that has " of " in it
+        self.patterns.sort(key=lambda pt: -len(_PLACEHOLDER.sub("", self._sources[pt[0]])))
 
     def __call__(self, shown: str) -> str | None:
         """``shown`` in the new language, or None when it is not a translated text."""

@@ -41,6 +41,7 @@ QScrollArea {{ border: none; background: {c['bg']}; }}
 #inputBar {{ background: {c['bg']}; border-top: 1px solid {c['border']}; }}
 QPlainTextEdit {{ background: {c['input']}; color: {c['text']}; border: 1px solid {c['border']};
                   border-radius: 8px; padding: 6px; }}
+QPlainTextEdit:disabled {{ color: {c['muted']}; background: {c['bg']}; }}
 #sendButton {{ background: {c['accent']}; color: white; border: none; border-radius: 8px;
                padding: 8px 14px; font-weight: bold; }}
 #sendButton[stopMode="true"] {{ background: {c['stop']}; }}

@@ -26,6 +26,11 @@ def _dark_palette() -> QPalette:
                         (QPalette.ColorRole.ToolTipText, "#e5e7eb"), (QPalette.ColorRole.PlaceholderText, "#9ca3af"),
                         (QPalette.ColorRole.Link, "#60a5fa")):
         p.setColor(role, QColor(color))
+    disabled = QPalette.ColorGroup.Disabled       # greyed, as Qt's own palettes do (else disabled looks enabled)
+    for role, color in ((QPalette.ColorRole.WindowText, "#6b7280"), (QPalette.ColorRole.Text, "#6b7280"),
+                        (QPalette.ColorRole.ButtonText, "#6b7280"), (QPalette.ColorRole.Base, "#232428"),
+                        (QPalette.ColorRole.Button, "#232428"), (QPalette.ColorRole.Highlight, "#3a3d42")):
+        p.setColor(disabled, role, QColor(color))
     return p
 
 

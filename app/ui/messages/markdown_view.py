@@ -307,6 +307,8 @@ class MarkdownView(QTextBrowser):
         else:
             self.renderer.render()
         self._rebuild()
+        if self.renderer.highlights_pending and not self._hl_timer.isActive():
+            self._hl_timer.start()     # code colours of the new theme come from the lexer pool: poll for them
 
     def changeEvent(self, event: QEvent) -> None:
         """Follow a live switch of the system theme (light ↔ dark) when no theme was given; keep the UI font

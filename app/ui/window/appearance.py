@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import QStatusBar, QWidget
+from PySide6.QtWidgets import QMenu, QStatusBar, QWidget
 
 from app.core.chat.session import ChatSession
 from app.ui.look.style import is_dark, stylesheet
@@ -68,9 +68,21 @@ class Appearance(QObject):
         self.window.setStyleSheet(stylesheet(is_dark()) + (f"\nQWidget {{ font-size: {pt:.1f}pt; }}" if pt else ""))
 
     def set_theme(self, theme: str) -> None:
-        """Switch to ``theme`` ("system", "light" or "dark") now and keep it in the settings."""
+        """Switch to ``theme`` ("system", "light" or "dark") now, tick it in View → Theme and keep it in the
+        settings (Settings → Theme and the View menu both come here)."""
         self.session.settings.theme = theme
         apply_theme(theme)
         self.restyle()
+        self.tick_theme(theme)
         self.session.save_settings()
+
+    def tick_theme(self, theme: str) -> None:
+        """Check ``theme``'s item in View → Theme (the window's ``themeMenu``)."""
+        menu = self.window.findChild(QMenu, "themeMenu")
+        if menu is None:
+            return
+        keys = ("system", "light", "dark")
+        for action, key in zip(menu.actions(), keys, strict=False):
+            if action.isChecked() != (key == theme):
+                action.setChecked(key == theme)
 

@@ -330,7 +330,7 @@ class MainWindow(QMainWindow, SessionListener):
         """Settings…: a new watchdog threshold and a new language apply at once."""
         from app.ui.dialogs.settings import edit_settings
 
-        before = edit_settings(self.session, self)
+        before = edit_settings(self.session, self, model=self.models.model_info())
         if before is None:
             return
         settings = self.session.settings
@@ -338,6 +338,8 @@ class MainWindow(QMainWindow, SessionListener):
             self.watchdog = retune(self.watchdog, settings.watchdog_threshold_ms)
             self.inspector_dock.inspector.set_watchdog(self.watchdog)
         self.language.apply(settings.language)    # a new language applies at once (app.ui.look.retranslate)
+        if settings.theme != before.theme:
+            self.appearance.set_theme(settings.theme)  # and a new theme (View → Theme ticks it too)
 
     # -- history list ------------------------------------------------------------------------------------
     def refresh_history(self) -> None:

@@ -18,6 +18,7 @@ from app.ui.window.menus import Item, Submenu
 
 if TYPE_CHECKING:
     from app.engine.hub.manager import DownloadManager
+    from app.engine.library import ModelInfo
     from app.ui.dialogs.model_hub import ModelHubDialog
     from app.ui.dialogs.model_library import ModelLibraryDialog
 
@@ -124,6 +125,24 @@ class ModelsMenu(QObject):
         """Pause every running download (its part is kept; the next start lists it to resume)."""
         if self.downloads is not None:
             self.downloads.pause_all()
+
+    def model_info(self) -> ModelInfo | None:
+        """The loaded model's header (``app.engine.library.ModelInfo``: layers, heads, size, for the memory
+        estimate), from the model library's cache or read now (~0.2 s for the bundled model, once); None for an
+        engine without a GGUF file (scripted, remote) or a file that cannot be read."""
+        from app.core.settings import data_dir
+        from app.engine.library import LibraryCache, read_model_info
+
+        path = getattr(self.session.engine, "model_path", None)
+        if not path or not Path(path).is_file():
+            return None
+        cache = LibraryCache(data_dir() / "model-library.json")
+        info = cache.get(Path(path))
+        if info is None:
+            info = read_model_info(path)
+            cache.put(Path(path), info)
+            cache.save()
+        return None if info.broken else info
 
     def _set_models_folder(self, path: str) -> None:
         self.session.settings.models_dir = path

@@ -94,3 +94,97 @@ def test_regenerate_shows_its_version_switcher_at_once_and_the_arrows_switch(win
     widget.status.linkActivated.emit("version:next")
     _settle(qloop, lambda: versions.label(reply) == "2/2")
     assert reply.text == "Second answer."
+
+
+CODE_REPLY = "Here:\n\n```python\ndef add(a, b):\n    # sum\n    return a + 42 * b\n```\n\nDone."
+
+
+def _code_colours(view) -> set[str]:
+    """Foreground colours of the code's characters in ``view``'s document (the lexer's colours)."""
+    doc = view.document()
+    colours = set()
+    block = doc.begin()
+    while block.isValid():
+        if "return a + 42" in block.text() or "def add" in block.text():
+            it = block.begin()
+            while not it.atEnd():
+                frag = it.fragment()
+                if frag.isValid() and frag.text().strip():
+                    colours.add(frag.charFormat().foreground().color().name())
+                it += 1
+        block = block.next()
+    return colours
+
+
+@pytest.fixture
+def restore_theme(qapp):
+    from app.ui.look.theme import apply_theme
+
+    yield
+    apply_theme("system")
+
+
+def test_settings_theme_applies_ticks_the_view_menu_and_code_keeps_colours(window, qloop, monkeypatch,
+                                                                         restore_theme):
+    from PySide6.QtWidgets import QMenu
+
+    from app.ui.dialogs.settings import SettingsDialog
+    from app.ui.look.style import is_dark
+
+    w = window(CODE_REPLY)
+    reply = w.send("code please")
+    _settle(qloop, lambda: reply.status.final and not w.session.generating)
+    view = w.chat.widget_for(reply).view
+    _settle(qloop, lambda: len(_code_colours(view)) >= 3)             # highlighted by the lexer pool
+    light = _code_colours(view)
+    assert not is_dark()
+
+    def choose_dark(dlg: SettingsDialog) -> int:
+        dlg.theme.setCurrentIndex(dlg.theme.findData("dark"))
+        return 1
+    monkeypatch.setattr(SettingsDialog, "exec", choose_dark)
+    w.edit_settings()
+    assert is_dark()                                                  # applied, not only saved
+    assert w.session.settings.theme == "dark"
+    ticked = [a.text() for a in w.findChild(QMenu, "themeMenu").actions() if a.isChecked()]
+    assert ticked == ["Dark"]
+    view = w.chat.widget_for(reply).view
+    _settle(qloop, lambda: len(_code_colours(view)) >= 3 and _code_colours(view) != light)
+    w.appearance.set_theme("light")                                   # and back, from the View menu
+    _settle(qloop, lambda: _code_colours(w.chat.widget_for(reply).view) == light)
+
+
+def test_disabled_fields_look_disabled_in_dark(qtbot, restore_theme):
+    from PySide6.QtGui import QPalette
+    from PySide6.QtWidgets import QSpinBox
+
+    from app.ui.look.theme import apply_theme
+
+    apply_theme("dark")
+    box = QSpinBox()
+    qtbot.addWidget(box)
+    box.setEnabled(False)
+    pal = box.palette()
+    G, R = QPalette.ColorGroup, QPalette.ColorRole
+    assert pal.color(G.Disabled, R.Text) != pal.color(G.Active, R.Text)
+    assert pal.color(G.Disabled, R.Text).lightness() < pal.color(G.Active, R.Text).lightness() - 60
+
+
+def test_settings_show_the_context_memory_estimate_of_the_loaded_model(qtbot, qloop, monkeypatch, bundled_model,
+                                                                       tmp_path):
+    from app.engine.open import EngineSpec, open_engine
+    from app.ui.dialogs.settings import SettingsDialog
+
+    w = MainWindow(open_engine(EngineSpec(model_path=bundled_model, n_ctx=512)), store=Store(tmp_path / "h.db"))
+    qtbot.addWidget(w)
+    seen: list[str] = []
+
+    def look(dlg: SettingsDialog) -> int:
+        seen.append(dlg.memory.text())
+        return 0
+    monkeypatch.setattr(SettingsDialog, "exec", look)
+    try:
+        w.edit_settings()
+    finally:
+        qloop.run_until_complete(w.shutdown())
+    assert seen and seen[0].startswith("≈ 94 MB for this context (KV cache)")     # SmolLM2 at 4,096 tokens
