@@ -30,3 +30,41 @@ def test_a_start_restores_a_hostile_last_chat(qtbot, qloop, tmp_path) -> None:
         assert any(x.message.text == "a spell" for x in w.chat.widgets)
     finally:
         qloop.run_until_complete(w.shutdown())
+
+
+def test_the_launcher_starts_on_a_hostile_last_chat(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The real launcher (``python3 main.py``) on a history whose last chat has hostile rows: the window opens
+    and keeps running (before: it exited at every start with a traceback)."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.helpers import ROOT
+
+    data, config = tmp_path / "data", tmp_path / "config"
+    data.mkdir()
+    config.mkdir()
+    store, cid = _hostile_rows(data / "history.sqlite3")
+    store.close()
+    (config / "settings.json").write_text(json.dumps({"last_conversation_id": cid}), "utf-8")
+    env = {**os.environ, "BROOK_DATA_DIR": str(data), "BROOK_CONFIG_DIR": str(config), "QT_QPA_PLATFORM": "offscreen"}
+    proc = subprocess.Popen([sys.executable, "main.py", "--scripted", "--debug"], cwd=ROOT, env=env,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    lines: list[str] = []
+    try:
+        for line in proc.stderr:            # until the history was opened and backed up: the window is up
+            lines.append(line)
+            if "history backed up" in line or "unexpected error" in line:
+                break
+        time.sleep(1.0)                      # the last chat is restored right after; an exit would come now
+        assert proc.poll() is None, "".join(lines)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        rest = proc.communicate(timeout=60)[1]
+    text = "".join(lines) + rest
+    assert "Traceback" not in text and "unexpected error" not in text
+    assert "message 3 is damaged" in text           # the damaged row was shown as such (logged)
