@@ -67,7 +67,7 @@ def test_download_from_the_hub_and_open_it_with_one_click(qtbot, qloop, fake_hub
                                                      for r in range(library.table.rowCount())]
         library.close()
         row.open_button.click()                              # one click: the model loads
-        _settle(qloop, lambda: w.session.model_state == "idle" and "Q4_1" in w.engine.name)
+        _settle(qloop, lambda: w.session.model_state == "idle" and "Q4_1" in w.session.engine.name)
         assert w.session.settings.model_path == str(expected)
         reply = w.send("Say hello.")
         _settle(qloop, lambda: reply.status.final and not w.session.generating)
