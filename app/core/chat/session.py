@@ -16,6 +16,7 @@ import contextlib
 import logging
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from app.core.chat.presets import chat_params, new_chat
@@ -82,11 +83,32 @@ class SessionListener:
         """A sentence for the user; ``kind`` is "notice" or "errorNotice"."""
 
 
+@dataclass(eq=False)
+class ReplyRun:
+    """One generation of a reply as the session tracks it, from ``start_reply`` until its task and worker have
+    both returned.
+
+    ``ended``: the reply reached its final status and was saved (once, ``ChatSession._finish``). A stopped
+    reply's worker may still be returning from its last engine call: the run is kept (``switch_engine`` and
+    ``shutdown`` wait for it, ``generation_of`` still finds it) until it is ``settled``."""
+
+    gen: Generation
+    ended: bool = False
+
+    @property
+    def settled(self) -> bool:
+        """Ended, and neither its task nor its worker thread runs any more."""
+        g = self.gen
+        return self.ended and not g.worker_alive and (g.task is None or g.task.done())
+
+
 class ChatSession:
     """Conversations, their replies and the engine they run on.
 
     - ``engine`` / ``scheduler``: the model and its fair scheduler (shared per engine);
-    - ``conversation``: the one shown; ``running`` maps reply id → its ``Generation`` while it generates;
+    - ``conversation``: the one shown; ``running`` maps reply id → its ``Generation`` while it generates (a
+      view of the session's one list of ``ReplyRun`` records; a conversation with a running reply stays in
+      memory through its run, so coming back to it shows the live reply);
     - ``store``: the SQLite history (``None``: nothing is saved, e.g. embedded windows and tests);
     - ``opener(path) -> Engine``: builds an engine for "Open model" (the app passes ``app.engine.open``'s
       ``open_engine`` with its options); it raises ``BrookError`` for a file that is not a GGUF.
@@ -108,9 +130,7 @@ class ChatSession:
         self.opener = opener
         self._timelines = TimelineWriter(store) if store is not None else None
         self.conversation = self._new_conversation()
-        self.running: dict[int, Generation] = {}
-        self._unwinding: list[Generation] = []      # ended or stopped runs whose task or worker may still run
-        self._live: dict[int, Conversation] = {}      # conversation id → the in-memory one while it generates
+        self._runs: list[ReplyRun] = []        # every reply generating, or ended with its worker still returning
         self.model_state = "loading"
         self.load_error: str | None = None
         self._loaded = asyncio.Event()
@@ -125,9 +145,26 @@ class ChatSession:
     def params(self) -> GenerationParams:
         return self.settings.generation
 
+    @property
+    def running(self) -> dict[int, Generation]:
+        """Reply id → its ``Generation``, for every reply still generating (not yet ended)."""
+        return {r.gen.reply.id: r.gen for r in self._runs if not r.ended}
+
+    def _run_of(self, gen: Generation) -> ReplyRun | None:
+        return next((r for r in self._runs if r.gen is gen), None)
+
+    def _is_running(self, gen: Generation) -> bool:
+        run = self._run_of(gen)
+        return run is not None and not run.ended
+
+    def _live_conversation(self, conv_id: int) -> Conversation | None:
+        """The in-memory conversation ``conv_id`` while a reply of it generates."""
+        return next((r.gen.conversation for r in self._runs
+                     if not r.ended and r.gen.conversation.id == conv_id), None)
+
     def generations_in(self, conv: Conversation) -> list[Generation]:
         """The running generations of ``conv``."""
-        return [g for g in self.running.values() if g.conversation is conv]
+        return [r.gen for r in self._runs if not r.ended and r.gen.conversation is conv]
 
     @property
     def generating(self) -> bool:
@@ -136,13 +173,13 @@ class ChatSession:
 
     def busy_conversations(self) -> set[int]:
         """Ids of saved conversations with a reply generating (the sidebar marks them)."""
-        return {g.conversation.id for g in self.running.values() if g.conversation.id is not None}
+        return {r.gen.conversation.id for r in self._runs if not r.ended and r.gen.conversation.id is not None}
 
     def generation_of(self, reply: Message) -> Generation | None:
         """The latest generation of ``reply`` while it runs or its worker is still finishing, else None."""
-        for g in reversed([*self._unwinding, *self.running.values()]):
-            if g.reply is reply:
-                return g
+        for r in reversed(self._runs):
+            if r.gen.reply is reply:
+                return r.gen
         return None
 
     # -- engine ------------------------------------------------------------------------------------------
@@ -193,9 +230,9 @@ class ChatSession:
     async def unload(self) -> None:
         """Free the engine's memory once every reply's worker has ended: ``model_state`` becomes "unloaded" and
         the next reply waits for ``load()`` (idle unload, File → Models → Unload)."""
-        for g in [*self._unwinding, *self.running.values()]:
-            if g.stream is not None:
-                await g.stream.wait_closed()
+        for r in list(self._runs):
+            if r.gen.stream is not None:
+                await r.gen.stream.wait_closed()
         self._loaded.clear()
         await asyncio.get_running_loop().run_in_executor(None, self.engine.unload)
         self._set_model_state("unloaded")
@@ -230,9 +267,9 @@ class ChatSession:
         self.stop_all()
         old = self.engine
         self._loaded.clear()
-        for g in [*self._unwinding, *self.running.values()]:     # the old model's workers end before it is freed
-            if g.stream is not None:
-                await g.stream.wait_closed()
+        for r in list(self._runs):            # the old model's workers end before it is freed
+            if r.gen.stream is not None:
+                await r.gen.stream.wait_closed()
         await asyncio.get_running_loop().run_in_executor(None, old.unload)
         self._set_engine(new)
         if await self.load(say_cancel=False):
@@ -274,7 +311,7 @@ class ChatSession:
         or None when it no longer exists. Replies of the previous conversation keep generating."""
         if self.conversation.id == conv_id:
             return self.conversation
-        conv = self._live.get(conv_id)
+        conv = self._live_conversation(conv_id)
         if conv is None:
             if self.store is None:
                 return None
@@ -302,7 +339,7 @@ class ChatSession:
         conversation with its messages, for ``restore_conversation`` (undo), or None if there was none."""
         if self.store is None:
             return None
-        conv = self._live.get(conv_id)
+        conv = self._live_conversation(conv_id)
         if conv is None:
             if self.conversation.id == conv_id:
                 conv = self.conversation
@@ -318,7 +355,6 @@ class ChatSession:
         except BrookError as exc:
             self.listener.notice(f"⚠ {exc}", "errorNotice")
             return None
-        self._live.pop(conv_id, None)
         if self.conversation is conv:
             self.new_chat()
         self.listener.history_changed()
@@ -399,10 +435,8 @@ class ChatSession:
             reply.status = MessageStatus.WAITING
         self._save(conv, reply)
         gen = Generation(reply, conv)
-        self.running[reply.id] = gen
-        if conv.id is not None:
-            self._live[conv.id] = conv
-        self._unwinding = [g for g in self._unwinding if g.worker_alive or (g.task is not None and not g.task.done())]
+        self._runs = [r for r in self._runs if not r.settled]
+        self._runs.append(ReplyRun(gen))
         gen.task = asyncio.ensure_future(self._run(gen, params or chat_params(conv, self.params)))
         self.listener.reply_started(gen)
         self.listener.busy_changed()
@@ -425,7 +459,7 @@ class ChatSession:
                 gen.saved_chunks = 0         # the first chunk is saved at once (the next loop turn: appended
                 asyncio.get_running_loop().call_soon(self._save_first, gen)   # by then), not 1 s later
             return
-        if gen.reply.id in self.running:
+        if self._is_running(gen):
             self._finish(gen)
         elif any(m is gen.reply for m in gen.conversation.messages):   # final figures, unless it was deleted
             self._save(gen.conversation, gen.reply)
@@ -457,12 +491,11 @@ class ChatSession:
 
     def _finish(self, gen: Generation) -> None:
         """Once per generation: save the final reply and tell the view."""
-        if self.running.pop(gen.reply.id, None) is None:
+        run = self._run_of(gen)
+        if run is None or run.ended:
             return
-        self._unwinding.append(gen)
+        run.ended = True
         conv = gen.conversation
-        if conv.id is not None and not self.generations_in(conv):
-            self._live.pop(conv.id, None)
         self._save(conv, gen.reply)
         if not self.running and self._autosave is not None:
             self._autosave.cancel()
@@ -480,15 +513,13 @@ class ChatSession:
                 conv.title = title_for(msg.text)
             self.store.save_message(conv, msg)
             if new:
-                if conv.id is not None and self.generations_in(conv):
-                    self._live[conv.id] = conv
                 self.listener.history_changed()
         except Exception as exc:  # the chat goes on even when the disk is full
             self._save_failed(exc)
 
     def _save_first(self, gen: Generation) -> None:
         """A reply's first chunk, saved as soon as it arrived: a crash in the reply's first second keeps it."""
-        if gen.reply.id in self.running and gen.saved_chunks != gen.reply.chunks:
+        if self._is_running(gen) and gen.saved_chunks != gen.reply.chunks:
             gen.saved_chunks = gen.reply.chunks
             self._save(gen.conversation, gen.reply)
 
@@ -537,8 +568,7 @@ class ChatSession:
         loop) for the workers, then free the model. Safe to call twice."""
         self.closing = True
         self.stop_all()
-        tasks = [g.task for g in [*self._unwinding, *self.running.values()]
-                 if g.task is not None and not g.task.done()]
+        tasks = [r.gen.task for r in self._runs if r.gen.task is not None and not r.gen.task.done()]
         await shutdown_generations(tasks, [self.engine], join_timeout_s=join_timeout_s)
         if self._timelines is not None:
             await self._timelines.drain()        # the last replies' timelines are written before closing
