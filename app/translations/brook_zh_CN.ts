@@ -451,12 +451,40 @@
         <translation>恢复默认文字大小</translation>
     </message>
     <message>
+        <source>Download models from the Hugging Face Hub</source>
+        <translation>从 Hugging Face Hub 下载模型</translation>
+    </message>
+    <message>
+        <source>Export this chat</source>
+        <translation>导出此对话</translation>
+    </message>
+    <message>
+        <source>This chat&apos;s settings (system prompt, preset)</source>
+        <translation>此对话的设置（系统提示词、预设）</translation>
+    </message>
+    <message>
+        <source>Stream inspector</source>
+        <translation>流检查器</translation>
+    </message>
+    <message>
+        <source>Show or hide the chat list</source>
+        <translation>显示或隐藏对话列表</translation>
+    </message>
+    <message>
         <source>Rename the chat</source>
         <translation>重命名对话</translation>
     </message>
     <message>
         <source>Delete the selected chat (in the chat list)</source>
         <translation>删除选中的对话（在对话列表中）</translation>
+    </message>
+    <message>
+        <source>Undo deleting a chat</source>
+        <translation>撤销删除对话</translation>
+    </message>
+    <message>
+        <source>Quit</source>
+        <translation>退出</translation>
     </message>
     <message>
         <source>This list</source>
@@ -855,6 +883,27 @@
     </message>
 </context>
 <context>
+    <name>MarkdownView</name>
+    <message>
+        <source>Copy</source>
+        <extracomment>Languages with a translation besides English (the source language).</extracomment>
+        <translation>复制</translation>
+    </message>
+    <message>
+        <source>Open this link?</source>
+        <extracomment>Proportional font families, with CJK fallbacks (Qt uses the first installed family that has a glyph). Milliseconds between looks at the lexer pool while code colours are pending (after the stream ended).</extracomment>
+        <translation>打开此链接？</translation>
+    </message>
+    <message>
+        <source>The link says %1 but opens %2.
+
+Open %2?</source>
+        <translation>链接显示为 %1，但实际打开 %2。
+
+要打开 %2 吗？</translation>
+    </message>
+</context>
+<context>
     <name>MessageActions</name>
     <message>
         <source>Edit and resend</source>
@@ -867,6 +916,14 @@
 </context>
 <context>
     <name>MessageMenu</name>
+    <message>
+        <source>Copy</source>
+        <translation>复制</translation>
+    </message>
+    <message>
+        <source>Select All</source>
+        <translation>全选</translation>
+    </message>
     <message>
         <source>Copy (markdown)</source>
         <translation>复制（Markdown）</translation>

@@ -99,19 +99,28 @@ def install(setting: str | None = None, system_locale: str | None = None) -> str
         return "en"
     if lang == "en":
         _install_english_plurals(app)
+        from app.core.render.markdown.html import set_copy_label
+
+        set_copy_label("Copy")
         return "en"
     qm = compiled(lang)
     ours = QTranslator()
     if qm is None or not ours.load(str(qm)):
         log.warning("translation %s could not be loaded; the UI stays in English", lang)
         return "en"
-    qt = QTranslator()
-    if qt.load(f"qt_{lang}", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)):
-        app.installTranslator(qt)
-        _installed.append(qt)
+    qt_dir = QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)
+    for catalog in ("qtbase", "qt"):     # Qt's own texts (OK, Close, Cancel…); qt_* is a meta-catalog that PySide6's
+        qt = QTranslator()               # wheels cannot always load, so qtbase_* first
+        if qt.load(f"{catalog}_{lang}", qt_dir):
+            app.installTranslator(qt)
+            _installed.append(qt)
+            break
     _current = lang                        # before the LanguageChange events it posts are handled
     app.installTranslator(ours)
     _installed.append(ours)
+    from app.core.render.markdown.html import set_copy_label
+
+    set_copy_label(QCoreApplication.translate("MarkdownView", "Copy"))   # a code block's Copy link
     QLocale.setDefault(QLocale(lang))
     return lang
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QPoint, Qt
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QInputDialog, QWidget
+from PySide6.QtWidgets import QInputDialog, QMenu, QWidget
 
 from app.core.chat import session_ops
 from app.core.chat.session import ChatSession
@@ -71,10 +71,14 @@ class MessageActions(QObject):
         return True
 
     # the view ----------------------------------------------------------------------------------------------
-    def open_menu(self, widget: QWidget, msg: Message, pos: QPoint) -> None:
-        menu = message_menu(msg, self, widget)
+    def open_menu(self, widget: QWidget, msg: Message, pos: QPoint, text_view: Any = None) -> QMenu:
+        """Pop up ``msg``'s menu at ``pos`` (in ``widget``'s coordinates; a right click on the message's text
+        gives its ``text_view`` and ``pos`` in the view's viewport). Returns the menu."""
+        menu = message_menu(msg, self, widget, text_view)
         menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        menu.popup(widget.mapToGlobal(pos))
+        where = text_view.viewport().mapToGlobal(pos) if text_view is not None else widget.mapToGlobal(pos)
+        menu.popup(where)
+        return menu
 
     def decorate(self, widget: Any) -> None:
         """Give a message widget its menu, its provenance tooltip and (replies with versions) ‹ k/n ›."""
@@ -83,6 +87,11 @@ class MessageActions(QObject):
             widget.setProperty("brookMenu", True)
             widget.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
             widget.customContextMenuRequested.connect(lambda pos, w=widget: self.open_menu(w, w.message, pos))
+            for text in (getattr(widget, "view", None), getattr(widget, "plain", None)):
+                if text is not None:        # the text itself: Brook's menu with Copy / Select All, not Qt's
+                    text.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+                    text.customContextMenuRequested.connect(
+                        lambda pos, w=widget, t=text: self.open_menu(w, w.message, pos, t))
             if hasattr(widget, "version_requested"):
                 widget.version_requested.connect(lambda k, w=widget: self.show_version(w.message, k))
         if msg.role is Role.ASSISTANT and msg.status.final:

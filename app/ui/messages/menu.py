@@ -12,7 +12,8 @@ import html
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication
-from PySide6.QtWidgets import QMenu, QWidget
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import QMenu, QTextEdit, QWidget
 
 from app.core.chat import versions
 from app.core.conversation import Message, Role
@@ -31,11 +32,21 @@ def provenance_html(msg: Message) -> str:
     return f"<table>{cells}</table>"
 
 
-def message_menu(msg: Message, actions: Any, parent: QWidget | None = None) -> QMenu:
+def message_menu(msg: Message, actions: Any, parent: QWidget | None = None,
+                 text_view: QTextEdit | None = None) -> QMenu:
     """The menu of ``msg``. ``actions`` has: ``copy(msg)``, ``edit(msg)``, ``delete(msg)``, ``regenerate(msg)``,
     ``continue_reply(msg)``, ``show_version(msg, index)``, ``can_change()`` (False while the chat generates) and
-    optionally ``inspect(msg)`` (show a reply in the stream inspector)."""
+    optionally ``inspect(msg)`` (show a reply in the stream inspector). ``text_view``: the message's text, when
+    the right click was on it: the menu starts with Copy (the selection) and Select All, in the UI language, in
+    place of Qt's own text menu."""
     menu = QMenu(parent)
+    if text_view is not None:
+        a = menu.addAction(QCoreApplication.translate("MessageMenu", "Copy"), text_view.copy)
+        a.setShortcut(QKeySequence(QKeySequence.StandardKey.Copy))
+        a.setEnabled(text_view.textCursor().hasSelection())
+        a = menu.addAction(QCoreApplication.translate("MessageMenu", "Select All"), text_view.selectAll)
+        a.setShortcut(QKeySequence(QKeySequence.StandardKey.SelectAll))
+        menu.addSeparator()
     idle = actions.can_change()
     menu.addAction(QCoreApplication.translate("MessageMenu", "Copy (markdown)"), lambda: actions.copy(msg))
     if msg.role is Role.USER:

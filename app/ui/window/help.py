@@ -33,8 +33,15 @@ SHORTCUTS: list[tuple[str, str]] = [
     ("Alt+↑ / Alt+↓", QT_TRANSLATE_NOOP("HelpDialogs", "Previous / next message (Ctrl+L goes back to typing)")),
     ("Ctrl++ / Ctrl+−", QT_TRANSLATE_NOOP("HelpDialogs", "Larger / smaller text")),
     ("Ctrl+0", QT_TRANSLATE_NOOP("HelpDialogs", "Reset the text size")),
+    ("Ctrl+Shift+M", QT_TRANSLATE_NOOP("HelpDialogs", "Download models from the Hugging Face Hub")),
+    ("Ctrl+E", QT_TRANSLATE_NOOP("HelpDialogs", "Export this chat")),
+    ("Ctrl+Shift+,", QT_TRANSLATE_NOOP("HelpDialogs", "This chat's settings (system prompt, preset)")),
+    ("Ctrl+Shift+I", QT_TRANSLATE_NOOP("HelpDialogs", "Stream inspector")),
+    ("Ctrl+B", QT_TRANSLATE_NOOP("HelpDialogs", "Show or hide the chat list")),
     ("F2", QT_TRANSLATE_NOOP("HelpDialogs", "Rename the chat")),
     ("Delete", QT_TRANSLATE_NOOP("HelpDialogs", "Delete the selected chat (in the chat list)")),
+    ("Ctrl+Shift+Z", QT_TRANSLATE_NOOP("HelpDialogs", "Undo deleting a chat")),
+    ("Ctrl+Q", QT_TRANSLATE_NOOP("HelpDialogs", "Quit")),
     ("F1", QT_TRANSLATE_NOOP("HelpDialogs", "This list")),
 ]
 

@@ -220,7 +220,7 @@ class MainWindow(QMainWindow, SessionListener):
                 Item(self.tr("&Open model (GGUF)…"), self.choose_model, QKeySequence.StandardKey.Open),
                 Item(self.tr("&Settings…"), self.edit_settings, "Ctrl+,"),
                 SEPARATOR,
-                Item(self.tr("&Quit"), self.close, QKeySequence.StandardKey.Quit),
+                Item(self.tr("&Quit"), self.close, "Ctrl+Q"),   # StandardKey.Quit is empty on Windows
                 SEPARATOR,
                 Item(self.tr("&Export this chat…"), lambda: self.chats.export(current_only=True), "Ctrl+E"),
                 Item(self.tr("Export &all chats…"), lambda: self.chats.export(current_only=False)),
@@ -408,6 +408,7 @@ class MainWindow(QMainWindow, SessionListener):
         self._refresh_welcome()
         if self.context_meter.usage is not None:
             self.context_meter.show_usage(self.context_meter.usage)
+        self.chat.renders.clear()               # renders hold the code blocks' Copy link in the old language
         self._relayout()
 
     def message_removed(self, conv: Conversation, msg: Message) -> None:

@@ -188,3 +188,67 @@ def test_settings_show_the_context_memory_estimate_of_the_loaded_model(qtbot, ql
     finally:
         qloop.run_until_complete(w.shutdown())
     assert seen and seen[0].startswith("≈ 94 MB for this context (KV cache)")     # SmolLM2 at 4,096 tokens
+
+
+@pytest.fixture
+def chinese(qapp):
+    from app.ui.look import i18n
+
+    yield lambda: i18n.install("zh_CN")
+    i18n.install("en")
+
+
+def _right_click(view, monkeypatch) -> list[str]:
+    """Right-click ``view``'s text as a person does (a context-menu event on its viewport); the texts of the
+    menu that opens ("" for a separator)."""
+    from PySide6.QtCore import QPoint
+    from PySide6.QtGui import QContextMenuEvent
+    from PySide6.QtWidgets import QMenu
+
+    shown: list[QMenu] = []
+    monkeypatch.setattr(QMenu, "popup", lambda self, *_a: shown.append(self))
+    QApplication.sendEvent(view.viewport(), QContextMenuEvent(QContextMenuEvent.Reason.Mouse, QPoint(8, 8)))
+    assert len(shown) == 1, "no menu, or Qt's own"
+    return [a.text() for a in shown[0].actions()]
+
+
+def test_right_click_on_a_messages_text_gives_brooks_menu_with_copy_and_select_all(window, qloop, monkeypatch,
+                                                                                  chinese):
+    w = window("A reply.")
+    reply = w.send("hello")
+    _settle(qloop, lambda: reply.status.final and not w.session.generating)
+    view = w.chat.widget_for(reply).view
+    texts = _right_click(view, monkeypatch)
+    assert texts[:3] == ["Copy", "Select All", ""]
+    assert "Copy (markdown)" in texts and "Regenerate (keeps this version)" in texts and "Delete message" in texts
+    user = w.session.conversation.messages[0]
+    assert _right_click(w.chat.widget_for(user).plain, monkeypatch)[:4] == ["Copy", "Select All", "",
+                                                                              "Copy (markdown)"]
+    chinese()
+    texts = _right_click(w.chat.widget_for(reply).view, monkeypatch)
+    assert texts[:2] == ["复制", "全选"] and "删除消息" in texts
+
+
+def test_chinese_ui_code_copy_and_f1_close_and_f1_lists_every_shortcut(window, qloop, chinese):
+    from PySide6.QtGui import QAction, QKeySequence
+    from PySide6.QtWidgets import QDialogButtonBox
+
+    from app.ui.window.help import SHORTCUTS, open_shortcuts
+
+    w = window(CODE_REPLY)
+    listed = {k.replace("−", "-").strip() for keys, _ in SHORTCUTS for k in keys.split(" / ")}
+    listed |= {"Alt+Up", "Alt+Down"} if "Alt+↑" in listed else set()
+    names = {"Del": "Delete"}
+    for a in w.findChildren(QAction):
+        for key in a.shortcuts():
+            text = key.toString(QKeySequence.SequenceFormat.PortableText)
+            assert names.get(text, text) in listed, f"F1 does not list {text} ({a.text()})"
+    chinese()
+    reply = w.send("code")
+    _settle(qloop, lambda: reply.status.final and not w.session.generating)
+    shown = w.chat.widget_for(reply).view.toPlainText()
+    assert "复制" in shown and "Copy" not in shown
+    dlg = open_shortcuts(w)
+    close = dlg.findChild(QDialogButtonBox).buttons()[0]
+    assert close.text() == "关闭"
+    dlg.close()

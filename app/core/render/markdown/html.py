@@ -63,6 +63,16 @@ CODE_WRAP_CHARS = 1_000
 CODE_PIECE_CHARS = 2_000
 
 
+#: The text of a code block's Copy link, in the UI's language (``set_copy_label``; the core has no translations).
+_COPY_LABEL = ["Copy"]
+
+
+def set_copy_label(text: str) -> None:
+    """Name the code blocks' Copy link ``text`` in renders made from now on (the UI calls this when it installs
+    a language)."""
+    _COPY_LABEL[0] = text or "Copy"
+
+
 def copy_href(prefix: str, n: int) -> str:
     """The address of the "Copy" link of code block ``n`` of a renderer whose links carry ``prefix``."""
     return f"{COPY_SCHEME}:{prefix}{n}"
@@ -87,7 +97,7 @@ def code_block_html(inner: str, lang: str, href: str, colors: CodeTheme, pieces:
         f'<span style="font-family:{MONO};font-size:small">{label}</span></td>'
         f'<td align="right" style="font-size:small">'
         f'<a href="{href}" style="color:{colors.link};background-color:{colors.button_background};'
-        f'text-decoration:none">&nbsp;Copy&nbsp;</a></td></tr></table>\n'
+        f'text-decoration:none">&nbsp;{_esc(_COPY_LABEL[0])}&nbsp;</a></td></tr></table>\n'
     )
     style = (
         f"font-family:{MONO};white-space:pre-wrap;margin-top:0;margin-left:10px;margin-right:0;"
