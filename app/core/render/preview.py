@@ -3,14 +3,15 @@ moment while a message scrolls into view, before its full render (``app/ui/messa
 
 :func:`plain_preview` is line-based regular expressions, about 0.1 ms for a 4 KB answer: headings, emphasis,
 code spans and fences, links, quotes, list markers and table pipes lose their markup; code keeps its text.
-A reasoning section (``<think>…</think>``) is shown folded, as the full render shows it.
+A reasoning section (``<think>…</think>``) is shown folded, as the full render shows it — a later one in the
+answer too, where it stands.
 """
 
 from __future__ import annotations
 
 import re
 
-from app.core.render.markdown.thinking import split_thinking
+from app.core.render.markdown.thinking import THINK_CLOSE, THINK_OPEN, split_thinking
 
 #: The line the preview shows for a folded reasoning section (the full render's header says the same).
 THINKING_LINE = "▸ Thinking"
@@ -51,7 +52,15 @@ def plain_preview(text: str) -> str:
     out: list[str] = [THINKING_LINE, ""] if thinking is not None else []
     fence = ""
     math = False
+    later = False            # inside a later reasoning section (a <think> block in the answer): folded
     for line in answer.strip("\n").split("\n"):
+        if later or (not fence and line.lstrip(" ").startswith(THINK_OPEN) and len(line) - len(line.lstrip(" ")) < 4):
+            if not later:
+                out.append(THINKING_LINE)
+            later = THINK_CLOSE not in line
+            line = line.split(THINK_CLOSE, 1)[1] if THINK_CLOSE in line else ""
+            if not line.strip():
+                continue
         m = _FENCE.match(line)
         if fence:
             if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line.strip(fence[0]).strip():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from app.core.render.preview import THINKING_LINE, plain_preview
 
 SAMPLE = """# Title
@@ -51,6 +53,20 @@ def test_a_reasoning_section_is_folded_like_the_full_render() -> None:
     out = plain_preview("<think>\nweighing options *carefully*\n</think>\n\nThe **answer**.")
     assert out.split("\n")[0] == THINKING_LINE
     assert "weighing" not in out and out.endswith("The answer.")
+
+
+@pytest.mark.parametrize("text", [
+    "Part one.\n\n<think>\nsecond *look*\n</think>\n\nPart two.",
+    "<think>first</think>Part one.\n<think>second look</think>Part two.",
+    "Part one.\n\n<think>\nsecond look, never closed",
+])
+def test_a_later_reasoning_section_is_folded_where_it_stands(text: str) -> None:
+    out = plain_preview(text)
+    assert "second" not in out and "<think>" not in out and "</think>" not in out
+    lines = out.split("\n")
+    assert "Part one." in lines and lines[lines.index("Part one.") + 1 :].count(THINKING_LINE) >= 1
+    if "closed" not in text:
+        assert lines[-1] == "Part two."
 
 
 def test_odd_input_never_raises() -> None:
