@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.render.markdown.thinking import THINK_OPEN, prompt_opens_reasoning, reasoning_format_of
+from app.core.render.markdown.thinking import MARKER_TOKENS, THINK_OPEN, prompt_opens_reasoning, reasoning_format_of
 from app.engine.base import EngineError
 
 log = logging.getLogger("brook.engine.prompt")
@@ -100,6 +100,13 @@ class ChatPrompt:
         #: How the model marks its reasoning (``app.core.render.markdown.thinking.reasoning_format_of``: from the
         #: template and the vocabulary's special tokens): the engine turns its markers into ``<think>…</think>``.
         self.reasoning_format = reasoning_format_of(template, self._is_special)
+        #: Token id → text of the format's marker tokens that detokenization drops (control tokens: Magistral's
+        #: ``[THINK]``, harmony's ``<|channel|>`` …): the engine writes their text back where they were generated.
+        self.reasoning_markers: dict[int, str] = {}
+        for marker in MARKER_TOKENS.get(self.reasoning_format, ()):
+            ids = llm.tokenize(marker.encode("utf-8"), add_bos=False, special=True)
+            if len(ids) == 1 and llm.detokenize(ids, special=False) == b"":
+                self.reasoning_markers[ids[0]] = marker
 
     # tokens ----------------------------------------------------------------------------------------------
     def _is_special(self, text: str) -> bool:

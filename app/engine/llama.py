@@ -139,7 +139,9 @@ class LlamaEngine:
         text is then what the model's turn holds, so it renders with its Thinking fold live and when reopened.
         A model whose template or vocabulary marks reasoning otherwise (``ChatPrompt.reasoning_format``:
         Magistral's ``[THINK]…[/THINK]``, gpt-oss harmony channels) has its markers turned into
-        ``<think>…</think>`` here, so the stored reply keeps the reasoning in the form every view folds."""
+        ``<think>…</think>`` here, so the stored reply keeps the reasoning in the form every view folds; marker
+        tokens that detokenization drops (control tokens, ``ChatPrompt.reasoning_markers``) are written back where
+        they were generated first."""
         llm, chat = self._llm, self._prompt
         if llm is None or chat is None:
             raise EngineNotLoadedError("The model is not loaded yet.")
@@ -148,10 +150,13 @@ class LlamaEngine:
         prompt = chat.build(messages)
         if on_prompt is not None:
             on_prompt(len(prompt.tokens))
+        dropped: list[str] = []        # marker tokens generated since the last event (their text is dropped)
         kwargs: dict[str, Any] = dict(prompt=prompt.tokens, stream=True, temperature=params.temperature,
                                       top_p=params.top_p, top_k=params.top_k, min_p=params.min_p,
                                       repeat_penalty=params.repeat_penalty, max_tokens=params.max_tokens,
-                                      stop=list(params.stop), stopping_criteria=prompt.stopping_criteria)
+                                      stop=list(params.stop),
+                                      stopping_criteria=_watch_markers(prompt.stopping_criteria,
+                                                                       chat.reasoning_markers, dropped))
         # The end-of-turn *token* ends the reply (llama.cpp's end-of-generation tokens, and the template's EOS
         # id in ``stopping_criteria``); its text is no stop string: a reply that quotes "<|im_end|>" goes on.
         if params.seed is not None:
@@ -186,6 +191,9 @@ class LlamaEngine:
                     abort = None
                 choice = ev["choices"][0]
                 text = choice.get("text") or ""
+                if dropped:                # markers generated before this event's text
+                    text = "".join(dropped) + text
+                    dropped.clear()
                 finish = choice.get("finish_reason")
                 if not text and not finish:
                     continue
@@ -345,3 +353,27 @@ def default_threads() -> int:
     (decode is memory-bound: a thread per physical core is all llama.cpp can use). At least 1."""
     cores = physical_cores()
     return max(1, cores - 1 if cores <= SMALL_MACHINE_CORES else cores)
+
+
+def _watch_markers(criteria: Any, markers: dict[int, str], dropped: list[str]) -> Any:
+    """``criteria`` (the template's stopping criteria, or None) with a watcher in front that notes each generated
+    marker token of ``markers`` (id → text) in ``dropped``. llama-cpp-python calls stopping criteria once per
+    sampled token with the tokens evaluated so far, so the watcher sees each generated token one call later —
+    before the text of the token after it is yielded: the engine puts the marker's text in front of that text.
+    Returns ``criteria`` itself when there is nothing to watch."""
+    if not markers:
+        return criteria
+    import llama_cpp
+
+    seen = [-1]                                # tokens evaluated at the last call (-1: none yet)
+
+    def watch(input_ids: Any, _logits: Any) -> bool:
+        n = len(input_ids)
+        if seen[0] >= 0 and n > seen[0]:       # a new token (the first call sees the prompt's last; the
+            text = markers.get(int(input_ids[-1]))   # completion's closing call sees the same tokens again)
+            if text is not None:
+                dropped.append(text)
+        seen[0] = n
+        return False
+
+    return llama_cpp.StoppingCriteriaList([watch, *(criteria or [])])

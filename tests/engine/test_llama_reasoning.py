@@ -89,3 +89,32 @@ def test_an_ordinary_template_adds_nothing(bundled_model: Path) -> None:
         assert reply.text and not reply.text.startswith("<think>")
     finally:
         engine.unload()
+
+
+def test_a_marker_token_that_detokenization_drops_is_written_back_where_it_was_generated(
+        bundled_model: Path) -> None:
+    """Magistral's ``[THINK]`` and harmony's ``<|channel|>`` are control tokens: llama-cpp-python's text drops
+    them. The engine notes each generated one (``ChatPrompt.reasoning_markers``) and writes its text back at its
+    place. SmolLM2 has no such token, so one of its ordinary tokens stands in for it here."""
+    import threading
+
+    e = LlamaEngine(bundled_model, n_ctx=512)
+    e.load()
+    try:
+        assert e._prompt is not None and e._prompt.reasoning_markers == {}    # ChatML: no format, no markers
+        msgs = [{"role": "user", "content": "Say hi."}]
+        params = GenerationParams(temperature=0.0, seed=1, max_tokens=64)
+        chunks = list(e.stream(msgs, params, threading.Event()))
+        assert chunks[-1].finish_reason == "stop"                            # ended by its end-of-turn token
+        plain = [c.text for c in chunks]
+        pieces = [p for p in plain if p]
+        assert len(pieces) >= 4
+        for k in (1, len(pieces) - 1):           # a token mid-reply, and the reply's last one
+            token = e._llm.tokenize(pieces[k].encode(), add_bos=False, special=False)
+            assert len(token) == 1
+            e._prompt.reasoning_markers = {token[0]: "[/THINK]"}
+            marked = "".join(c.text for c in e.stream(msgs, params, threading.Event()))
+            head = "".join(pieces[: k + 1])
+            assert marked == head + "[/THINK]" + "".join(plain)[len(head):]
+    finally:
+        e.unload()

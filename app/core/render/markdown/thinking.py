@@ -226,6 +226,13 @@ def reasoning_format_of(template: str, is_special: Callable[[str], bool] = lambd
     return FORMAT_THINK
 
 
+#: The special tokens of each format whose text detokenization drops (control tokens): the engine writes them
+#: back as text where they were generated, so :class:`ReasoningNormalizer` sees them.
+MARKER_TOKENS: dict[str, tuple[str, ...]] = {
+    FORMAT_MISTRAL: ("[THINK]", "[/THINK]"),
+    FORMAT_HARMONY: ("<|channel|>", "<|message|>", "<|end|>", "<|start|>"),
+}
+
 #: Per format, per state: (anchored, [(marker, output, next state)], state when nothing matches). An anchored
 #: state's markers count only at its start (leading blanks aside); there a mismatch moves to the fallback
 #: state. Elsewhere a marker counts anywhere in the text.
