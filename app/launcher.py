@@ -253,10 +253,11 @@ def main(argv: list[str] | None = None) -> int:
     result = 0
 
     async def run() -> int:
-        from app.core.streaming.watchdog import start_watchdog
+        from app.ui.window.loop_watch import watch_loop
 
-        # a loop that does not turn for > threshold ms logs one warning with its stack (settings: 0 = off)
-        watchdog = start_watchdog(settings.watchdog_threshold_ms)
+        # a loop that does not turn for > threshold ms logs one warning with its stack (settings: 0 = off);
+        # it pings only while the loop is awake (an idle window is not woken up)
+        watchdog = watch_loop(settings.watchdog_threshold_ms)
         window.watchdog = watchdog          # the stream inspector shows its stalls
         closed = asyncio.Event()
         app.lastWindowClosed.connect(closed.set)

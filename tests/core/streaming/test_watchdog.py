@@ -162,3 +162,46 @@ def test_a_new_threshold_applies_to_the_running_watchdog_at_once() -> None:
             wd.stop()
 
     _run(main)
+
+
+def test_a_gated_watchdog_never_pings_a_sleeping_loop_and_still_sees_a_stall() -> None:
+    """Gated (the window feeds it the Qt loop's turns): while the loop waits for events nothing is sent to it
+    (an idle window is not woken up); a loop that woke up and blocks is still reported."""
+    box: dict[str, LoopWatchdog] = {}
+
+    async def main() -> None:
+        wd = box["wd"] = LoopWatchdog(asyncio.get_running_loop(), threshold_ms=40, min_interval_s=0.0, gated=True)
+        wd.start()
+        try:
+            wd.loop_awake()
+            wd.loop_idle()                              # the loop did some work, then went to sleep
+            await asyncio.sleep(0.3)                    # many ping periods (10 ms each)
+            assert wd.pings == 0 and wd.stalls == 0
+            wd.loop_awake()                             # it woke up … and blocks
+            block_the_loop_for_300ms(wd)
+            await _until(lambda: wd.stalls >= 1)
+            assert wd.pings >= 1
+        finally:
+            wd.stop()
+
+    _run(main)
+    assert box["wd"].stalls >= 1 and not box["wd"].running
+
+
+def test_a_gated_watchdog_does_not_ping_a_loop_that_keeps_going_back_to_waiting() -> None:
+    """A loop that reports a turn within every ping period has shown it is not stuck: no ping (no wake-up)."""
+    box: dict[str, LoopWatchdog] = {}
+
+    async def main() -> None:
+        wd = box["wd"] = LoopWatchdog(asyncio.get_running_loop(), threshold_ms=400, min_interval_s=0.0, gated=True)
+        wd.start()
+        try:
+            for _ in range(30):                         # turns 10 ms apart, the ping period is 100 ms
+                wd.loop_awake()
+                await asyncio.sleep(0.01)
+                wd.loop_idle()
+            assert wd.pings == 0
+        finally:
+            wd.stop()
+
+    _run(main)
