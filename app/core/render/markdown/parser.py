@@ -28,12 +28,38 @@ from app.core.render.markdown.thinking import think_block
 #: is shown as literal text. markdown-it's own guard (``maxNesting`` = 20 in the CommonMark preset) silently
 #: DROPS everything past it — the rest of the nested block and, for lists, what follows the list.
 DEEP_LEVEL = 16
+#: Quotes nested this deep and deeper show the rest of their lines as literal text too. A quote is drawn as a
+#: table (the bar is a cell) and Qt lays nested tables out in time exponential in their depth (measured in the
+#: reply view: depth 4 2 ms, 6 2.5 ms, 8 6 ms, 10 41 ms, 12 199 ms; a line of 5,000 ``>`` froze the window for
+#: minutes; streamed at depth 4 its slowest refresh took 38 ms, at 6 128 ms).
+QUOTE_DEEP_LEVEL = 4
+
+
+def _quote_depth(state: Any) -> int:
+    """Quotes open around the block being parsed (counted back to the last top-level block; at most
+    ``QUOTE_DEEP_LEVEL``)."""
+    depth = closes = 0
+    for tok in reversed(state.tokens):
+        if tok.type == "blockquote_close":
+            closes += 1
+        elif tok.type == "blockquote_open":
+            if closes:
+                closes -= 1
+            else:
+                depth += 1
+                if depth >= QUOTE_DEEP_LEVEL:
+                    break
+        if tok.level == 0 and tok.nesting == 1:
+            break
+    return depth
 
 
 def _too_deep(state: Any, start_line: int, end_line: int, silent: bool) -> bool:
-    """Block rule: at ``DEEP_LEVEL`` and deeper, keep the remaining lines of this nested range as a literal code
-    block instead of parsing (and, past ``maxNesting``, losing) them."""
-    if state.level < DEEP_LEVEL or silent:
+    """Block rule: at ``DEEP_LEVEL`` and deeper (or inside ``QUOTE_DEEP_LEVEL`` quotes), keep the remaining lines
+    of this nested range as a literal code block instead of parsing (and, past ``maxNesting``, losing) them."""
+    if silent or state.level < QUOTE_DEEP_LEVEL:
+        return False
+    if state.level < DEEP_LEVEL and _quote_depth(state) < QUOTE_DEEP_LEVEL:
         return False
     lines = []
     for n in range(start_line, end_line):
