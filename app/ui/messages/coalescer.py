@@ -1,10 +1,19 @@
-"""The render tick: coalesce what arrived since the last tick and paint it once.
+"""The render tick: coalesce what arrived since the last tick and paint it once — at most a frame's work.
 
 One ``QTimer`` per window drives every streaming message. Each tick takes the text appended to a reply since
-the previous tick (``Message.take_new``), feeds it to the reply's view and patches the view once. The interval
-adapts: a tick that costs more than half its interval doubles it (fewer, larger renders: backpressure moves to
-the queue and, when full, to the model), a cheap one halves it back towards ``MIN_INTERVAL_MS``. The idea is
-qutebrowser's ``misc/throttle.py`` made adaptive.
+the previous tick (``Message.take_new``) into the reply's *backlog*, feeds a slice of the backlog to the reply's
+view and patches the view once. The tick is **time-sliced**: the slice is as long as fits in ``TICK_BUDGET_MS``
+(half a 60 Hz frame, leaving the other half to painting and the rest of the loop), measured on the tick itself:
+a tick that cost more than the budget shrinks the next slice in proportion, one that left the budget half unused
+while text was waiting doubles it. What does not fit is carried to the next tick, so a burst (a fast model, a
+proxy that delivers a megabyte at once) costs many cheap ticks instead of one long one, and the newest text still
+appears within a few frames. The slices are cut at line ends where one is near (the renderer gives the same
+result for any cut: its invariant). A reply that ends with text still in its backlog is finished
+(:meth:`Coalescer.finish`) once the backlog is painted.
+
+The interval adapts too: a tick that costs more than half its interval although its slice was cut (a fixed cost
+the slice cannot bound) doubles the interval (fewer, larger renders), a cheap one halves it back towards
+``MIN_INTERVAL_MS``. The idea is qutebrowser's ``misc/throttle.py``, made adaptive and time-sliced.
 """
 
 from __future__ import annotations
@@ -23,6 +32,12 @@ from app.core.streaming.metrics import StreamMetrics
 MIN_INTERVAL_MS = 16
 #: Never slower than ~10 Hz, so streaming still looks live under load.
 MAX_INTERVAL_MS = 100
+#: Work one tick may do (ms, all replies together): half a frame at 60 Hz.
+TICK_BUDGET_MS = 8.0
+#: A reply's first slice (characters), before its ticks have been measured; the slice's bounds.
+FIRST_SLICE_CHARS = 2_048
+MIN_SLICE_CHARS = 128
+MAX_SLICE_CHARS = 1 << 20
 
 
 @dataclass(eq=False)
@@ -32,6 +47,16 @@ class _Target:
     paint: Callable[[], bool]            # patch the view; True when something changed
     metrics: StreamMetrics | None = None  # the generation's metrics: each paint is stamped there
     frozen: bool = False
+    backlog: str = ""                    # text taken from the reply, not fed yet (from ``offset``)
+    offset: int = 0
+    backlog_chunks: int = 0              # chunks the backlog's text came in (painted in proportion)
+    slice_chars: int = FIRST_SLICE_CHARS
+    on_finished: Callable[[], None] | None = None   # the reply ended: call once the backlog is painted
+
+    @property
+    def waiting(self) -> int:
+        """Characters taken from the reply and not fed yet."""
+        return len(self.backlog) - self.offset
 
 
 class Coalescer(QObject):
@@ -61,6 +86,11 @@ class Coalescer(QObject):
         self.interval_ms = MIN_INTERVAL_MS
         self.last_tick_ms = 0.0
 
+    @property
+    def timer(self) -> Any:
+        """The tick's timer (a ``QTimer``; benchmarks connect to its ``timeout`` to time the frames)."""
+        return self._timer
+
     def attach(self, reply: Message, feed: Callable[[str], None], paint: Callable[[], bool],
                metrics: StreamMetrics | None = None) -> None:
         """Start painting ``reply`` on each tick (replacing its previous target, e.g. when its view is re-made);
@@ -69,6 +99,24 @@ class Coalescer(QObject):
         self._targets[reply.id] = _Target(reply, feed, paint, metrics, frozen=old.frozen if old else False)
         if not self._timer.isActive():
             self._timer.start()
+
+    def catch_up(self, reply: Message, feed: Callable[[str], None], paint: Callable[[], bool],
+                 metrics: StreamMetrics | None = None) -> None:
+        """Attach a re-made view of ``reply`` that starts empty: the text so far goes into its backlog and is
+        fed in slices like any other (opening a chat whose reply streams in the background never renders the
+        whole reply in one tick). Chunks already painted are not counted again."""
+        old = self._targets.get(reply.id)
+        reply.take_new()                     # what arrived so far is in the text below
+        t = _Target(reply, feed, paint, metrics, frozen=old.frozen if old else False)
+        t.backlog = reply.text
+        self._targets[reply.id] = t
+        if not self._timer.isActive():
+            self._timer.start()
+
+    def waiting(self, reply: Message) -> int:
+        """Characters of ``reply`` taken but not painted yet (its backlog; 0 when not attached)."""
+        t = self._targets.get(reply.id)
+        return t.waiting if t is not None else 0
 
     def metrics_of(self, reply: Message) -> StreamMetrics | None:
         """The metrics ``reply``'s paints are stamped in while it is attached (None otherwise)."""
@@ -79,17 +127,42 @@ class Coalescer(QObject):
         return self._painted_chunks.get(reply.id, 0)
 
     def flush(self, reply: Message) -> int:
-        """Paint what has arrived for ``reply`` right now; returns the chunks painted."""
+        """Paint what has arrived for ``reply`` right now, backlog included, in one go (Stop: what arrived before
+        it is shown at once); returns the chunks painted."""
         t = self._targets.get(reply.id)
         if t is None or t.frozen:
             return 0
-        return self._paint(t)
+        return self._paint(t, None) or 0
 
+    def finish(self, reply: Message, done: Callable[[], None]) -> None:
+        """``reply`` ended: call ``done`` (the view's ``finish``) once everything that arrived is painted — now
+        when what is left fits in one slice (painted first), else from the tick that paints its end
+        (time-sliced like the rest). Then the reply is detached. Not attached (or frozen): ``done`` now."""
+        t = self._targets.get(reply.id)
+        if t is not None and not t.frozen:
+            text, n = reply.take_new()
+            self._take(t, text, n)
+            if t.waiting > t.slice_chars:    # more than one tick's slice: painted by the ticks, then done
+                t.on_finished = done
+                return
+            if t.waiting or t.backlog_chunks:
+                self._paint(t, None)
+        self.detach(reply)
+        done()
     def freeze(self, reply: Message) -> None:
         """Stop: nothing more of ``reply`` is painted, whatever arrives later."""
         t = self._targets.get(reply.id)
         if t is not None:
             t.frozen = True
+
+    def end_finishing(self) -> None:
+        """Replies that ended with a backlog still to paint are finished now, unpainted (their views are going
+        away: another chat is shown); their ``done`` callbacks run."""
+        for t in [t for t in self._targets.values() if t.on_finished is not None]:
+            done, t.on_finished = t.on_finished, None
+            self.detach(t.reply)
+            assert done is not None
+            done()
 
     def detach(self, reply: Message) -> None:
         self._targets.pop(reply.id, None)
@@ -99,35 +172,84 @@ class Coalescer(QObject):
     def tracked(self, reply: Message) -> bool:
         return reply.id in self._targets
 
-    def _paint(self, t: _Target) -> int:
-        text, n = t.reply.take_new()
-        if not text and not n:
-            return 0
-        t0 = self._clock()
+    @staticmethod
+    def _take(t: _Target, text: str, n: int) -> None:
         if text:
-            t.feed(text)
+            t.backlog = t.backlog[t.offset:] + text if t.offset else t.backlog + text
+            t.offset = 0
+        t.backlog_chunks += n
+
+    @staticmethod
+    def _slice(t: _Target, limit: int | None) -> tuple[str, int]:
+        """The next slice of ``t``'s backlog (at most ``limit`` characters, cut after a line end in its second
+        half when there is one) and the chunks it stands for (in proportion to its characters; all of them with
+        the backlog's end)."""
+        waiting = t.waiting
+        if limit is None or waiting <= limit:
+            piece, n = t.backlog[t.offset:], t.backlog_chunks
+            t.backlog, t.offset, t.backlog_chunks = "", 0, 0
+            return piece, n
+        end = t.offset + limit
+        nl = t.backlog.rfind("\n", end - limit // 2, end)
+        if nl >= 0:
+            end = nl + 1
+        elif t.backlog[end - 1] == "\r":
+            end -= 1                      # keep a CR LF pair together
+        piece = t.backlog[t.offset:end]
+        n = t.backlog_chunks * len(piece) // waiting
+        t.offset = end
+        t.backlog_chunks -= n
+        return piece, n
+
+    def _paint(self, t: _Target, budget_ms: float | None) -> int | None:
+        """Take what arrived into the backlog and feed one slice of it (all of it when ``budget_ms`` is None),
+        patch the view once; returns the chunks painted, None when there was nothing to paint. Adapts the
+        slice to ``budget_ms``."""
+        text, n = t.reply.take_new()
+        self._take(t, text, n)
+        if not t.waiting and not t.backlog_chunks:
+            return None
+        limit = None if budget_ms is None else t.slice_chars
+        t0 = self._clock()
+        piece, n = self._slice(t, limit)
+        if piece:
+            t.feed(piece)
         t.paint()
         t1 = self._clock()
+        if budget_ms is not None:
+            cost_ms = (t1 - t0) * 1000.0
+            if cost_ms > budget_ms and len(piece) > MIN_SLICE_CHARS:
+                t.slice_chars = max(MIN_SLICE_CHARS, int(len(piece) * budget_ms / cost_ms * 0.8))
+            elif t.waiting and cost_ms < budget_ms / 2:
+                t.slice_chars = min(MAX_SLICE_CHARS, t.slice_chars * 2)
         rid = t.reply.id
         self._painted_chunks[rid] = self._painted_chunks.get(rid, 0) + n
         metrics = t.metrics
         if metrics is not None:
             metrics.on_painted(t1, n, t1 - t0)
         self.painted.emit(t.reply, n)
+        if t.on_finished is not None and not t.waiting and not t.backlog_chunks:
+            done, t.on_finished = t.on_finished, None
+            self.detach(t.reply)
+            done()
         return n
 
     def tick(self) -> None:
         t0 = self._clock()
         any_painted = False
-        for t in list(self._targets.values()):
-            if not t.frozen and self._paint(t):
+        live = [t for t in self._targets.values() if not t.frozen]
+        budget = TICK_BUDGET_MS / max(1, len(live))
+        cut = False
+        for t in live:
+            if self._paint(t, budget) is not None:
                 any_painted = True
+                cut = cut or t.waiting > 0
         cost_ms = (self._clock() - t0) * 1000.0
         if any_painted:
             self.ticks += 1
             self.last_tick_ms = cost_ms
             # adapt: expensive ticks → fewer, larger renders; cheap ticks → back to frame rate
-            if cost_ms > self.interval_ms / 2 and self.interval_ms < MAX_INTERVAL_MS:
+            if cost_ms > self.interval_ms / 2 and self.interval_ms < MAX_INTERVAL_MS and not cut:
                 self.interval_ms = min(MAX_INTERVAL_MS, self.interval_ms * 2)
                 self._timer.setInterval(self.interval_ms)
             elif cost_ms < self.interval_ms / 8 and self.interval_ms > MIN_INTERVAL_MS:

@@ -372,8 +372,7 @@ class MainWindow(QMainWindow, SessionListener):
     # -- SessionListener: what the session reports -------------------------------------------------------
     def conversation_shown(self, conv: Conversation) -> None:
         running = list(self.session.running.values())
-        for g in running:                  # what arrived so far goes into the reply's text, then the new view
-            self.coalescer.flush(g.reply)
+        self.coalescer.end_finishing()     # replies that ended with text still to paint: their views go away
         self.chat.show_conversation(conv)
         for g in running:
             self._attach(g, fresh_view=True)
@@ -433,8 +432,9 @@ class MainWindow(QMainWindow, SessionListener):
             view.append_text(gen.reply.text)
             view.refresh()
         elif fresh_view and gen.reply.text:
-            view.append_text(gen.reply.text)       # a re-made view starts from the text so far
-            view.refresh()
+            # a re-made view starts from the text so far, fed in slices by the render tick (never in one go)
+            self.coalescer.catch_up(gen.reply, view.append_text, view.refresh, gen.metrics)
+            return
         self.coalescer.attach(gen.reply, view.append_text, view.refresh, gen.metrics)
 
     def reply_changed(self, gen: Generation) -> None:
@@ -460,26 +460,31 @@ class MainWindow(QMainWindow, SessionListener):
     def reply_ended(self, gen: Generation) -> None:
         reply = gen.reply
         stopped = reply.status is MessageStatus.STOPPED
-        if not stopped:
-            self.coalescer.flush(reply)
-        self.coalescer.detach(reply)
-        widget = self.chat.widget_for(reply) if gen.conversation is self.session.conversation else None
-        if widget is not None:
-            if widget.view is not None and not stopped:
-                widget.view.finish()
-            widget.update_status()
-            self.chat.message_changed(reply)
         if not self.session.running:
             self.status.set_state(self.tr("ready"))
         self.status.show_reply(reply)
         if gen.conversation is self.session.conversation:
             self._set_send_mode(stop=self.session.generating)
-        shown = self.chat.widget_for(reply)
-        if shown is not None:
-            self.messages.decorate(shown)
-        self.sending.reply_finished()
-        self.context_meter.schedule()
-        self.reply_finished.emit(reply)
+
+        def shown() -> None:               # everything that arrived is painted: the view shows the final render
+            widget = self.chat.widget_for(reply) if gen.conversation is self.session.conversation else None
+            if widget is not None:
+                if widget.view is not None and not stopped:
+                    widget.view.finish()
+                widget.update_status()
+                self.chat.message_changed(reply)
+            decorated = self.chat.widget_for(reply)
+            if decorated is not None:
+                self.messages.decorate(decorated)
+            self.sending.reply_finished()
+            self.context_meter.schedule()
+            self.reply_finished.emit(reply)
+
+        if stopped:
+            self.coalescer.detach(reply)
+            shown()
+        else:
+            self.coalescer.finish(reply, shown)   # a backlog still to paint is painted in slices first
 
     def busy_changed(self) -> None:
         self.refresh_history()

@@ -117,3 +117,77 @@ def test_a_tick_of_middling_cost_keeps_the_interval(parts) -> None:
 
 def test_gui_tests_are_marked_gui_automatically(request: pytest.FixtureRequest) -> None:
     assert request.node.get_closest_marker("gui") is not None    # tests/conftest.py: a test in tests/ui
+
+
+class CostlyView(View):
+    """A view whose paint costs ``per_char_s`` for each character fed since the last paint."""
+
+    def __init__(self, clock: FakeClock, per_char_s: float) -> None:
+        super().__init__(clock)
+        self.per_char_s, self._new = per_char_s, 0
+
+    def feed(self, text: str) -> None:
+        super().feed(text)
+        self._new += len(text)
+
+    def paint(self) -> bool:
+        self.clock.advance(self._new * self.per_char_s)
+        self._new = 0
+        return super().paint()
+
+
+def test_a_burst_is_painted_in_slices_that_fit_the_budget_and_nothing_is_lost(parts) -> None:
+    from app.ui.messages.coalescer import TICK_BUDGET_MS
+
+    co, timer, clock = parts
+    r, view = reply(), CostlyView(clock, per_char_s=1e-5)      # 10 µs a character: 1 MB would cost 10 s
+    metrics = StreamMetrics()
+    co.attach(r, view.feed, view.paint, metrics)
+    text = "".join(f"line {i} of a burst\n" for i in range(20_000))   # ~350 KB in one chunk
+    r.append(text)
+    costs = []
+    while co.waiting(r) or not view.fed:
+        t0 = clock()
+        timer.fire()
+        costs.append((clock() - t0) * 1000)
+    assert "".join(view.fed) == text and len(view.fed) > 10           # many ticks, in order, all of it
+    assert max(costs[3:]) <= TICK_BUDGET_MS * 1.01                   # after the first measured ticks: within
+    assert all(piece.endswith("\n") for piece in view.fed)           # cut at line ends
+    assert co.painted_chunks(r) == 1 and len(metrics.painted) == 1   # the one chunk counts once, with the end
+
+
+def test_a_reply_that_ends_with_a_backlog_is_finished_by_the_tick_that_paints_its_end(parts) -> None:
+    co, timer, clock = parts
+    r, view = reply(), CostlyView(clock, per_char_s=1e-5)
+    co.attach(r, view.feed, view.paint)
+    r.append("x\n" * 100_000)
+    timer.fire()
+    done: list[str] = []
+    co.finish(r, lambda: done.append("".join(view.fed)))
+    assert not done and co.tracked(r)                                # still painting in slices
+    while co.tracked(r):
+        timer.fire()
+    assert done == ["x\n" * 100_000] and not timer.isActive()
+
+
+def test_a_small_rest_is_painted_at_once_when_the_reply_ends(parts) -> None:
+    co, timer, clock = parts
+    r, view = reply(), View(clock)
+    co.attach(r, view.feed, view.paint)
+    r.append("the end")
+    done: list[list[str]] = []
+    co.finish(r, lambda: done.append(list(view.fed)))
+    assert done == [["the end"]] and not co.tracked(r)
+
+
+def test_a_remade_view_catches_up_on_the_text_so_far_in_slices(parts) -> None:
+    co, timer, clock = parts
+    r, old, new = reply(), View(clock), CostlyView(clock, per_char_s=1e-5)
+    co.attach(r, old.feed, old.paint)
+    r.append("a\n" * 50_000)
+    timer.fire()
+    co.catch_up(r, new.feed, new.paint)                               # the chat was shown again: a new view
+    r.append("more\n")
+    while co.waiting(r) or not new.fed or "more" not in new.fed[-1]:
+        timer.fire()
+    assert "".join(new.fed) == "a\n" * 50_000 + "more\n" and len(new.fed) > 2
