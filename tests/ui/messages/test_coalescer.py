@@ -171,7 +171,7 @@ def test_a_reply_that_ends_with_a_backlog_is_finished_by_the_tick_that_paints_it
 
 
 def test_a_small_rest_is_painted_at_once_when_the_reply_ends(parts) -> None:
-    co, timer, clock = parts
+    co, _timer, clock = parts
     r, view = reply(), View(clock)
     co.attach(r, view.feed, view.paint)
     r.append("the end")

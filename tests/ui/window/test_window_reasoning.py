@@ -62,6 +62,7 @@ def test_reasoning_opened_by_the_template_streams_folds_and_reopens(window, qloo
     conv_id = w.session.conversation.id
     w.new_chat()
     w.open_conversation(conv_id)                                            # reopened from the store
+    _run(qloop, _until(w.chat.fully_rendered))                              # a preview first, then rendered
     again = w.chat.widgets[-1].view
     assert again is not None and again.toPlainText() == final
     assert store.load_conversation(conv_id).messages[-1].text == reply.text

@@ -102,6 +102,7 @@ def test_history_saves_replies_and_reopens_them(make_window, qloop, tmp_path) ->
     assert w.session.conversation.messages == [] and w.chat.widgets == []
     w.open_conversation(store.list_conversations()[0].id)
     assert [m.text for m in w.session.conversation.messages] == ["Reverse a string in Python", reply.text]
+    _run(qloop, _until(w.chat.fully_rendered))          # a preview first, rendered in idle slices
     shown = w.chat.widgets[-1].view
     assert shown is not None and shown.renderer.text == reply.text
     assert reply.metrics is not None and reply.metrics["decode_tokens_per_s"] > 0   # the script has many tokens
