@@ -13,20 +13,26 @@ token is
    here (median over the window and over repeated runs). Budget ≤ 1.5.
 2. **Against a naive renderer.** ``render_markdown(text_so_far)`` per tick near 20,000 tokens, same run:
    ``speedup_vs_naive_at_20k`` = naive median ÷ incremental median.
-3. **Frames in Qt.** Offscreen (``QT_QPA_PLATFORM=offscreen`` unless set), the reply's
-   :class:`~app.ui.messages.markdown_view.MarkdownView` inside the real chat view
-   (``app.ui.messages.chat_view.ChatView``) with the
-   window's stylesheet receives the reply at 2,000 tokens/s (``height_clones``: heights asked at another width
-   than the shown one, each a document clone); a
-   ``QTimer`` of 16 ms appends what is due and calls ``refresh()``. The intervals between ticks give
-   ``frame_interval_ms_p99`` and ``frame_interval_ms_max`` (budgets ≤ 20 and ≤ 50).
+3. **Frames in the window, on the app's own path.** A ``ScriptedEngine`` produces the reply at 100, 1,000 and
+   5,000 tokens/s (``--rates``; at most ``--seconds`` of it): the chat session's ``generate`` (worker thread,
+   bounded queue, the consumer on the qasync loop) → the window's ``Coalescer`` → the reply's ``MarkdownView``
+   in the shown, styled ``MainWindow`` (history in a SQLite file on disk), offscreen. The reply is ~80 KB of
+   prose, code, tables, task lists, quotes and math (:func:`window_reply`); then each hostile shape
+   (:func:`hostile_shapes`: thousands of nested ``>``, a 500,000-character word, 1 MB in one chunk, long
+   tables, task lists and quotes, a 200 KB code line). Per scenario (see :func:`measure_window`): the frame
+   intervals of the render tick (p50, p99, max; budgets ≤ 16.7 and ≤ 50 ms), the ticks' cost, the end-to-end
+   ratio to the producer's schedule (≥ 0.99), stalls over 40 ms seen by a watchdog (``BROOK_BENCH_STACKS=1``
+   prints the five longest with their stacks), and whether the final HTML equals the one-shot render. The
+   top-level ``frame_interval_ms_p99`` / ``_max`` / ``e2e_ratio_min`` are the worst over the scenarios.
+   ``--inspector`` adds 1,000 tokens/s with the stream inspector open (``inspector_*``).
 
-Prints readable lines, then one JSON object as the last line. Takes well under 2 minutes.
+Prints readable lines, then one JSON object as the last line. Takes a few minutes.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -35,7 +41,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from app.bench._util import emit
 from app.core.render.markdown import IncrementalMarkdown, render_markdown
+
+#: Budgets (docs/architecture.md): frame interval in the shown window, end-to-end rate vs the producer's.
+FRAME_P99_MS = 16.7
+FRAME_MAX_MS = 50.0
+E2E_MIN = 0.99
 
 CHARS_PER_TOKEN = 4
 TOKENS_PER_TICK = 32  # 2,000 tokens/s × 16 ms
@@ -144,191 +156,223 @@ def measure_core(text: str, prefix: int, period: int, repeats: int = 5,
     }
 
 
-def measure_frames(text: str, tokens_per_s: float = 2000.0, tick_ms: int = 16, *, inspector: bool = False,
-                   series: dict[str, list[float]] | None = None) -> dict[str, float]:
-    """Stream ``text`` into a MarkdownView at ``tokens_per_s``; frame intervals in ms (p50, p99, max).
+# -- the app's own path: engine → worker thread → queue → Coalescer → the shown, styled window ----------------
 
-    Each tick also stamps a ``StreamMetrics`` as the app's pipeline does (produced/enqueued/dequeued per token,
-    painted per tick). ``inspector``: a ``StreamInspector`` (``app.ui.inspector.dock``) is open beside the view,
-    following those stamps live, as it would in the app. ``series`` (optional) receives the raw
-    ``frame_intervals_ms`` and ``refresh_ms``.
+#: Hostile shapes (name → (chunks, chunks per second)): each is streamed through the window on its own.
+def hostile_shapes() -> dict[str, tuple[list[str], float]]:
+    """The reply shapes that once froze the window, as the engine delivers them: ``(chunks, chunks/s)``.
+
+    - ``nested_quotes``: a line of 5,000 nested ``>`` (markdown-it would recurse; the parser shows it as text);
+    - ``long_word``: one word of 500,000 characters, in 400-character chunks (a proxy that bursts);
+    - ``one_mb_chunk``: 1 MB of mixed markdown (the corpus, repeated) in one chunk;
+    - ``long_table``: a 2,000-row table at 5,000 tokens/s;
+    - ``long_task_list``: 2,000 task items at 5,000 tokens/s;
+    - ``long_quote``: a quote of 2,000 lines at 5,000 tokens/s;
+    - ``fence_long_line``: a 200,000-character line inside a code fence, 400-character chunks.
     """
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtCore import QEventLoop, Qt, QTimer
-    from PySide6.QtWidgets import QApplication
+    text, _p, _q = build_reply(target_tokens=2_000)
+    mb = (text * (1_000_000 // len(text) + 1))[:1_000_000]
+    mb = mb[: mb.rfind("\n\n") + 2]
+    table = "| # | name | value |\n|---:|:---|---|\n" + "".join(f"| {i} | row *{i}* | `v{i}` |\n" for i in range(2000))
+    tasks = "".join(f"- [{'x' if i % 3 == 0 else ' '}] task number {i}, with **bold** text\n" for i in range(2000))
+    quote = "".join(f"> line {i} of a long quote, with `code` and *emphasis*\n" for i in range(2000))
+    word = "x" * 500_000
+    fence = "Here:\n\n```python\nx = '" + "ab" * 100_000 + "'\n```\n\nafter\n"
 
-    from app.ui.messages.markdown_view import MarkdownView
+    def tokens(s: str, n: int = CHARS_PER_TOKEN) -> list[str]:
+        return [s[i:i + n] for i in range(0, len(s), n)]
 
-    app = QApplication.instance() or QApplication([])
-    from app.core.render.highlight import warm_up
-
-    warm_up()  # as the app does while the model loads: lexers are built before the first reply
-    from app.core.render.math_render import default_math_pool
-    from app.core.render.math_render import warm_up as warm_up_math
-
-    warm_up_math()  # and the math worker has imported matplotlib (the model takes longer to load)
-    default_math_pool().wait(120)
-    # the reply inside the real chat view, with the window's real stylesheet (margins, borders), as in the app:
-    # the message list lays the reply out, follows the bottom, and asks its height each tick
-    import app.ui.messages.markdown_view as markdown_view
-    from app.core.conversation import Message, MessageStatus, Role
-    from app.ui.look.style import apply_style
-    from app.ui.messages.chat_view import ChatView
-
-    area = ChatView()
-    apply_style(area)
-    area.resize(900, 700)
-    area.show()
-    area.add(Message(Role.USER, "Show me code, tables and lists."))
-    widget = area.add(Message(Role.ASSISTANT, status=MessageStatus.GENERATING, model="bench"))
-    view = widget.view
-    assert isinstance(view, MarkdownView)
-    clones = [0]                   # heights asked at another width than the shown one: a document clone each
-    real_hfw = markdown_view.height_for_width
-
-    def counting_hfw(v: Any, width: int, probes: dict[int, int], lay_out_unset: bool = True) -> int:
-        if v is view and width not in probes and v.document().characterCount() > 1:
-            margins = v.contentsMargins()
-            if v.document().textWidth() != max(1, width - margins.left() - margins.right()):
-                clones[0] += 1
-        return real_hfw(v, width, probes, lay_out_unset)
-
-    markdown_view.height_for_width = counting_hfw
-    from app.core.streaming.metrics import StreamMetrics
-
-    metrics = StreamMetrics()
-    metrics.t_slot = time.perf_counter()
-    panel = None
-    panel_ms: list[float] = []     # inspector redraw (refresh) cost per redraw
-    paint_ms: list[float] = []     # inspector paint events
-    if inspector:
-        from app.ui.inspector.dock import StreamInspector
-
-        panel = StreamInspector()
-        panel.resize(900, 500)
-        panel.show()
-        panel.set_metrics(metrics, "", "render benchmark")
-        for _ in range(3):      # it was open before the reply started: its first paint is not part of the stream
-            app.processEvents()
-        paint_event = panel.view.paintEvent
-
-        def timed_paint(ev: object) -> None:   # the inspector's own paint cost
-            t0 = time.perf_counter()
-            paint_event(ev)
-            paint_ms.append((time.perf_counter() - t0) * 1e3)
-        panel.view.paintEvent = timed_paint   # type: ignore[method-assign]
-
-    tokens = [text[i : i + CHARS_PER_TOKEN] for i in range(0, len(text), CHARS_PER_TOKEN)]
-    state = {"sent": 0, "t0": 0.0, "last": 0.0}
-    intervals: list[float] = []
-    refresh_ms: list[float] = []
-    loop = QEventLoop()
-    timer = QTimer()
-    timer.setTimerType(Qt.TimerType.PreciseTimer)
-    timer.setInterval(tick_ms)
-
-    def tick() -> None:
-        now = time.perf_counter()
-        if state["last"]:
-            intervals.append((now - state["last"]) * 1e3)
-        state["last"] = now
-        due = min(len(tokens), int((now - state["t0"]) * tokens_per_s))
-        sent = int(state["sent"])
-        for tok in tokens[sent:due]:
-            metrics.on_produced(now, 1)
-            metrics.on_enqueued(now, 1, 0.0, len(tok))
-            view.append_text(tok)
-        if due > sent:
-            metrics.on_dequeued(now, due - sent)
-        state["sent"] = due
-        t0 = time.perf_counter()
-        view.refresh()
-        t1 = time.perf_counter()
-        refresh_ms.append((t1 - t0) * 1e3)
-        metrics.on_painted(t1, due - sent, t1 - t0)
-        if panel is not None:
-            t2 = time.perf_counter()
-            before = panel.refreshes
-            panel.poke()                    # as the app's coalescer `painted` signal does
-            if panel.refreshes != before:
-                panel_ms.append((time.perf_counter() - t2) * 1e3)
-        if due >= len(tokens):
-            view.finish()
-            timer.stop()
-            loop.quit()
-
-    timer.timeout.connect(tick)
-    state["t0"] = time.perf_counter()
-    timer.start()
-    loop.exec()
-    app.processEvents()
-    deadline = time.perf_counter() + 120
-    while view.renderer.highlights_pending and time.perf_counter() < deadline:   # code colours, formulas
-        app.processEvents()
-        time.sleep(0.01)
-    view.refresh()
-    ok = view.renderer.html == render_markdown(text, theme="light", math=view.renderer.math)
-    area.close()
-    markdown_view.height_for_width = real_hfw
-    refreshes = 0
-    extra: dict[str, float] = {}
-    if panel is not None:
-        refreshes = panel.refreshes
-        extra["panel_refreshes"] = refreshes
-        for name, xs in (("panel_refresh_ms", panel_ms), ("panel_paint_ms", paint_ms)):
-            if xs:
-                extra[f"{name}_p50"] = statistics.median(xs)
-                extra[f"{name}_max"] = max(xs)
-        panel.close()
-        panel.deleteLater()
-    if series is not None:
-        series["frame_intervals_ms"] = list(intervals)
-        series["refresh_ms"] = list(refresh_ms)
-    intervals.sort()
-    p99 = intervals[min(len(intervals) - 1, int(0.99 * len(intervals)))]
     return {
-        "frame_interval_ms_p50": statistics.median(intervals),
-        "frame_interval_ms_p99": p99,
-        "frame_interval_ms_max": intervals[-1],
-        "refresh_ms_p99": sorted(refresh_ms)[int(0.99 * (len(refresh_ms) - 1))],
-        "frames": len(intervals),
-        "final_html_equals_one_shot": ok,
-        "height_clones": clones[0],
-        **extra,
+        "nested_quotes": (tokens("Deep:\n\n" + "> " * 5_000 + "bottom\n\nafter\n"), 5000.0),
+        "long_word": (tokens("A word: " + word + "\n\nafter\n", 400), 500.0),
+        "one_mb_chunk": ([mb], 1.0),
+        "long_table": (tokens(table + "\nAfter the table.\n"), 5000.0),
+        "long_task_list": (tokens(tasks + "\nAfter the list.\n"), 5000.0),
+        "long_quote": (tokens(quote + "\nAfter the quote.\n"), 5000.0),
+        "fence_long_line": (tokens(fence, 400), 500.0),
     }
 
 
-def _median_frames(runs: list[dict[str, float]]) -> dict[str, float]:
-    """Median of each numeric figure over ``runs`` (booleans: all true)."""
-    out: dict[str, float] = {}
-    for k, v in runs[0].items():
-        if isinstance(v, bool):
-            out[k] = all(r[k] for r in runs)
-        else:
-            out[k] = statistics.median(r[k] for r in runs)
+def window_reply(corpus: Path | None = None) -> str:
+    """The ~80 KB reply streamed through the window: the corpus answers repeated (prose, code, a long table, lists,
+    math, Chinese) with a section of task lists, quotes and a table added to each period."""
+    extra = ("## Tasks and notes\n\n" + "".join(f"- [{'x' if i % 2 else ' '}] step {i}: check the *output*\n"
+                                                for i in range(12))
+             + "\n> A quote that goes on for a while,\n> with `code` and **bold** text,\n> over several lines.\n"
+             + ">\n> > and a nested quote inside it.\n\n"
+             + "| step | time (ms) | note |\n|---|---:|---|\n"
+             + "".join(f"| {i} | {i * 7} | ok |\n" for i in range(16)) + "\n")
+    text, _prefix, _period = build_reply(corpus, target_tokens=1)
+    one = text + extra
+    return (one * (80_000 // len(one) + 1))
+
+
+def _frames(intervals: list[float]) -> dict[str, float]:
+    xs = sorted(intervals)
+    if not xs:
+        return {"frame_interval_ms_p50": 0.0, "frame_interval_ms_p99": 0.0, "frame_interval_ms_max": 0.0,
+                "frames": 0}
+    return {"frame_interval_ms_p50": statistics.median(xs),
+            "frame_interval_ms_p99": xs[min(len(xs) - 1, int(0.99 * len(xs)))],
+            "frame_interval_ms_max": xs[-1], "frames": len(xs)}
+
+
+def measure_window(chunks: list[str], chunks_per_s: float, *, inspector: bool = False,
+                   timeout_s: float = 300.0, intervals: list[float] | None = None) -> dict[str, Any]:
+    """Stream ``chunks`` (one token each) at ``chunks_per_s`` from a ``ScriptedEngine`` through the real window.
+
+    The path is the app's: ``MainWindow.send`` → the chat session's ``generate`` (scheduler, the worker thread,
+    the bounded queue, the consumer on the qasync loop) → the window's ``Coalescer`` → the reply's
+    ``MarkdownView`` in the shown, styled ``ChatView``; history is a SQLite file on disk. ``inspector``: the
+    window's stream inspector dock is open.
+
+    Frame interval: the time between two firings of the render tick's timer (``Coalescer.timer``) from the first
+    paint of the reply until its last chunk is painted — a late firing is a frame the window missed, whatever
+    kept the loop busy (the tick itself, painting, the consumer, layout). ``tick_ms_*``: the cost of the ticks
+    that painted the reply (``StreamMetrics.tick_cost``). ``e2e_ratio``: the scripted producer's schedule
+    ((chunks − 1) ÷ rate) ÷ (last chunk painted − first chunk produced); ≥ 0.99 means the screen kept up.
+    ``final_html_equals_one_shot``: the view's final HTML equals ``render_markdown`` of the whole text.
+    ``intervals`` (optional) receives the frame intervals (ms).
+    """
+    import tempfile
+
+    from PySide6.QtWidgets import QApplication
+
+    from app.bench._util import qt_loop
+
+    with tempfile.TemporaryDirectory() as tmp, qt_loop() as loop:
+        os.environ["BROOK_DATA_DIR"] = str(Path(tmp) / "data")
+        os.environ["BROOK_CONFIG_DIR"] = str(Path(tmp) / "config")
+        return loop.run_until_complete(
+            _stream_in_window(QApplication.instance(), chunks, chunks_per_s, Path(tmp), inspector, timeout_s,
+                              intervals))
+
+
+async def _stream_in_window(app: Any, chunks: list[str], rate: float, tmp: Path, inspector: bool,
+                            timeout_s: float, keep: list[float] | None) -> dict[str, Any]:
+    import asyncio
+
+    from app.core.conversation import MessageStatus
+    from app.core.history.store import Store
+    from app.core.types import GenerationParams
+    from app.engine.scripted import ScriptedEngine
+    from app.ui.window.main_window import MainWindow
+
+    app.setQuitOnLastWindowClosed(False)          # the bench closes each window; the loop goes on
+    store = Store(tmp / "history.sqlite3")
+    engine = ScriptedEngine(list(chunks), tokens_per_s=rate)
+    window = MainWindow(engine, store=store)
+    window.resize(1040, 760)
+    window.show()
+    if inspector:
+        window.inspector_dock.show()
+    ok = await window.load_model()
+    assert ok, window.load_error
+    lexers = getattr(window, "_lexers_warm", None)
+    if lexers is not None:
+        await lexers
+    from app.core.render.math_render import default_math_pool
+
+    default_math_pool().wait(120)                   # as after a model load: matplotlib is imported
+    await asyncio.sleep(0.2)
+    stamps: list[float] = []
+    painting = {"on": False}
+
+    def fired() -> None:
+        if painting["on"]:
+            stamps.append(time.perf_counter())
+
+    window.coalescer.timer.timeout.connect(fired)
+    from app.core.streaming.watchdog import LoopWatchdog
+
+    watchdog = LoopWatchdog(asyncio.get_running_loop(), 40.0, min_interval_s=1e9)   # where a long frame went
+    stalls: list[Any] = []
+    watchdog.on_stall = stalls.append
+    watchdog.start()
+    done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    first: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    window.reply_finished.connect(lambda m: done.done() or done.set_result(m))
+
+    def painted(msg: Any, _n: int) -> None:
+        if not first.done():
+            painting["on"] = True
+            stamps.append(time.perf_counter())
+            first.set_result(None)
+
+    window.coalescer.painted.connect(painted)
+    text = "".join(chunks)
+    t0 = time.perf_counter()
+    reply = window.send("Show me code, tables and lists.", GenerationParams(max_tokens=10 ** 8))
+    assert reply is not None
+    gen = window.session.generation_of(reply)
+    metrics = gen.metrics if gen is not None else None
+    await asyncio.wait_for(done, timeout_s)
+    painting["on"] = False
+    t_done = time.perf_counter()
+    watchdog.stop()
+    widget = window.chat.widget_for(reply)
+    view = widget.view if widget is not None else None
+    deadline = time.perf_counter() + 120
+    while view is not None and view.renderer.highlights_pending and time.perf_counter() < deadline:  # noqa: ASYNC110
+        await asyncio.sleep(0.02)
+    from app.core.render.markdown import render_markdown
+
+    same = view is not None and view.renderer.html == render_markdown(text, theme=view.theme,
+                                                                      math=view.renderer.math)
+    intervals = [(b - a) * 1e3 for a, b in itertools.pairwise(stamps)]
+    if keep is not None:
+        keep.extend(intervals)
+    out: dict[str, Any] = {"chunks": len(chunks), "chars": len(text), "rate_chunks_per_s": rate,
+                           **_frames(intervals), "final_html_equals_one_shot": same,
+                           "status": reply.status.value, "reply_ms": (t_done - t0) * 1e3,
+                           "stalls_over_40ms": len(stalls)}
+    if os.environ.get("BROOK_BENCH_STACKS"):
+        for s in sorted(stalls, key=lambda s: -s.duration_ms)[:5]:
+            print(f"stall {s.duration_ms:.0f} ms:\n{s.stack}", file=sys.stderr)
+    if metrics is not None and len(metrics.produced) and len(metrics.painted):
+        costs = sorted(c * 1e3 for c in metrics.tick_cost)
+        out["tick_ms_p99"] = costs[min(len(costs) - 1, int(0.99 * len(costs)))]
+        out["tick_ms_max"] = costs[-1]
+        out["ticks"] = len(costs)
+        span = metrics.painted[-1] - metrics.produced[0]
+        schedule = (len(chunks) - 1) / rate
+        produced = metrics.produced[-1] - metrics.produced[0]
+        out["producer_ratio"] = schedule / produced if produced > 0 else 1.0
+        out["e2e_ratio"] = min(1.0, schedule / span) if span > 0 else 1.0
+        out["last_paint_after_last_chunk_ms"] = (metrics.painted[-1] - metrics.produced[-1]) * 1e3
+    assert reply.status is MessageStatus.DONE, reply.status
+    window.close()
+    await window.shutdown()
+    window.deleteLater()
+    store.close()
+    await asyncio.sleep(0.05)
     return out
+
+
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; print readable lines then one JSON line. Returns 0, or 1 when a budget is missed."""
     parser = argparse.ArgumentParser(prog="python -m app.bench render", description=__doc__.split("\n")[0])
     parser.add_argument("--corpus", type=Path, default=None, help="folder of answer .md files")
-    parser.add_argument("--tokens", type=int, default=TARGET_TOKENS, help="reply length in tokens (≈4 chars)")
+    parser.add_argument("--tokens", type=int, default=TARGET_TOKENS, help="core reply length in tokens (≈4 chars)")
     parser.add_argument("--repeats", type=int, default=5, help="runs of the core measurement")
-    parser.add_argument("--no-qt", action="store_true", help="skip the Qt frame measurement")
+    parser.add_argument("--no-qt", action="store_true", help="skip the window scenarios")
+    parser.add_argument("--rates", default="100,1000,5000", help="tokens/s of the window scenarios (comma-separated)")
+    parser.add_argument("--seconds", type=float, default=20.0,
+                        help="stream at most this long per rate (the reply is cut: 100 tokens/s × 20 s = 2,000 tokens)")
+    parser.add_argument("--shapes", default="all", help="hostile shapes to stream (comma-separated, 'all' or 'none')")
     parser.add_argument("--inspector", action="store_true",
-                        help="measure the frames twice in this run: without, then with the stream inspector open "
-                             "(inspector_* keys; both must be within budget)")
-    parser.add_argument("--rounds", type=int, default=3,
-                        help="with --inspector: rounds of (closed, open), alternating; medians are reported")
+                        help="also stream at 1,000 tokens/s with the stream inspector open (inspector_* keys)")
+    parser.add_argument("--rounds", type=int, default=1, help="accepted for compatibility (one round per scenario)")
     parser.add_argument("--series", type=Path, default=None, metavar="PATH",
-                        help="also write the raw series (per-tick cost, naive cost, frame intervals) to this JSON")
+                        help="also write the raw series (per-tick cost, naive cost) to this JSON")
     args = parser.parse_args(argv)
     series: dict[str, list[float]] = {}
 
     text, prefix, period = build_reply(args.corpus, args.tokens)
     print(f"reply: {len(text):,} chars ≈ {len(text) // CHARS_PER_TOKEN:,} tokens; period {period:,} chars")
-    result: dict[str, float | int | bool] = {"tokens": len(text) // CHARS_PER_TOKEN}
+    result: dict[str, Any] = {"bench": "render", "tokens": len(text) // CHARS_PER_TOKEN}
     core = measure_core(text, prefix, period, args.repeats, series if args.series else None)
     result.update(core)
     print(f"tick cost near token 200:    {core['tick_ms_near_200']:.3f} ms (median)")
@@ -338,42 +382,52 @@ def main(argv: list[str] | None = None) -> int:
           f"speed-up {core['speedup_vs_naive_at_20k']:.0f}×")
     ok = core["tick_cost_ratio_20k_vs_200"] <= 1.5
     if not args.no_qt:
-        frames_series: dict[str, list[float]] = {}
-        if not args.inspector:
-            frames = measure_frames(text, series=frames_series)
-        else:
-            # the machine is shared: alternate closed/open rounds and take the median of each figure
-            closed: list[dict[str, float]] = []
-            opened: list[dict[str, float]] = []
-            with_panel: dict[str, list[float]] = {}
-            for r in range(args.rounds):
-                for panel in ((False, True) if r % 2 == 0 else (True, False)):
-                    if panel:
-                        opened.append(measure_frames(text, inspector=True, series=with_panel))
-                    else:
-                        closed.append(measure_frames(text, series=frames_series))
-            frames, inspected = _median_frames(closed), _median_frames(opened)
-            series["inspector_frame_intervals_ms"] = with_panel["frame_intervals_ms"]
-        result.update(frames)
-        print(f"Qt frames: {frames['frames']}, interval p50 {frames['frame_interval_ms_p50']:.1f} ms, "
-              f"p99 {frames['frame_interval_ms_p99']:.1f} ms (≤ 20), max {frames['frame_interval_ms_max']:.1f} ms "
-              f"(≤ 50); final HTML equals one-shot: {frames['final_html_equals_one_shot']}")
-        ok = ok and frames["frame_interval_ms_p99"] <= 20 and frames["frame_interval_ms_max"] <= 50
-        series["frame_intervals_ms"] = frames_series.get("frame_intervals_ms", [])
+        reply = window_reply(args.corpus)
+        reply_tokens = [reply[i:i + CHARS_PER_TOKEN] for i in range(0, len(reply), CHARS_PER_TOKEN)]
+        scenarios: list[tuple[str, list[str], float, bool]] = []
+        for rate in [float(r) for r in args.rates.split(",") if r.strip()]:
+            n = min(len(reply_tokens), int(rate * args.seconds))
+            scenarios.append((f"rate_{rate:g}", reply_tokens[:n], rate, False))
         if args.inspector:
-            result.update({f"inspector_{k}": v for k, v in inspected.items()})
-            result["frame_rounds"] = args.rounds
-            result["inspector_p99_ratio"] = inspected["frame_interval_ms_p99"] / frames["frame_interval_ms_p99"]
-            print(f"with the inspector open: interval p50 {inspected['frame_interval_ms_p50']:.1f} ms, "
-                  f"p99 {inspected['frame_interval_ms_p99']:.1f} ms (≤ 20), "
-                  f"max {inspected['frame_interval_ms_max']:.1f} ms (≤ 50); "
-                  f"{inspected['panel_refreshes']:.0f} inspector redraws of {inspected['panel_refresh_ms_p50']:.1f} + "
-                  f"{inspected['panel_paint_ms_p50']:.1f} ms (refresh + paint, p50; medians of {args.rounds} rounds)")
-            ok = ok and inspected["frame_interval_ms_p99"] <= 20 and inspected["frame_interval_ms_max"] <= 50
+            n = min(len(reply_tokens), int(1000 * args.seconds))
+            scenarios.append(("inspector_rate_1000", reply_tokens[:n], 1000.0, True))
+        shapes = hostile_shapes()
+        wanted = list(shapes) if args.shapes == "all" else [] if args.shapes == "none" else args.shapes.split(",")
+        for name in wanted:
+            chunks, rate = shapes[name]
+            scenarios.append((f"shape_{name}", chunks, rate, False))
+        worst_p99, worst_max, worst_e2e, same = 0.0, 0.0, 1.0, True
+        for name, chunks, rate, panel in scenarios:
+            frames: list[float] = []
+            r = measure_window(chunks, rate, inspector=panel, intervals=frames)
+            if name == "rate_1000":
+                series["frame_intervals_ms"] = frames
+            elif name == "inspector_rate_1000":
+                series["inspector_frame_intervals_ms"] = frames
+            result[name] = r
+            e2e = r.get("e2e_ratio")
+            print(f"{name}: {r['chars']:,} chars in {r['chunks']:,} chunks at {rate:g}/s: frames {r['frames']}, "
+                  f"interval p50 {r['frame_interval_ms_p50']:.1f} / p99 {r['frame_interval_ms_p99']:.1f} (≤ 16.7) / "
+                  f"max {r['frame_interval_ms_max']:.1f} ms (≤ 50); tick max {r.get('tick_ms_max', 0):.1f} ms; "
+                  f"end-to-end {e2e if e2e is None else round(e2e, 3)}; reply {r['reply_ms']:.0f} ms; "
+                  f"final HTML equals one-shot: {r['final_html_equals_one_shot']}", flush=True)
+            worst_p99 = max(worst_p99, r["frame_interval_ms_p99"])
+            worst_max = max(worst_max, r["frame_interval_ms_max"])
+            if e2e is not None and r["chunks"] > 1:
+                worst_e2e = min(worst_e2e, e2e)
+            same = same and bool(r["final_html_equals_one_shot"])
+        result.update({"frame_interval_ms_p99": worst_p99, "frame_interval_ms_max": worst_max,
+                       "e2e_ratio_min": worst_e2e, "final_html_equals_one_shot": same})
+        if args.inspector:
+            result["inspector_frame_interval_ms_p99"] = result["inspector_rate_1000"]["frame_interval_ms_p99"]
+            result["inspector_frame_interval_ms_max"] = result["inspector_rate_1000"]["frame_interval_ms_max"]
+        print(f"worst over the scenarios: frame interval p99 {worst_p99:.1f} ms (≤ 16.7), max {worst_max:.1f} ms "
+              f"(≤ 50), end-to-end {worst_e2e:.3f} (≥ 0.99); all final HTML equal one-shot: {same}")
+        ok = ok and worst_p99 <= FRAME_P99_MS and worst_max <= FRAME_MAX_MS and worst_e2e >= E2E_MIN and same
     result["within_budget"] = ok
     if args.series:
         args.series.write_text(json.dumps({k: [round(x, 4) for x in v] for k, v in series.items()}), "utf-8")
-    print(json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in result.items()}))
+    emit(result)
     return 0 if ok else 1
 
 

@@ -21,7 +21,7 @@ def canned() -> dict[str, dict]:
         "stop": {"result": {"stop_latency_ms_p95": 30.0, "token_interval_ms": 20.0, "chunks_after_stop": 0,
                             "threads_leaked": 0},
                  "series": {"stop_latency_ms": [3.0, 5.0, 30.0, 12.0]}, "log": "", "seconds": 1.0},
-        "render": {"result": {"tick_cost_ratio_20k_vs_200": 1.1, "frame_interval_ms_p99": 18.0,
+        "render": {"result": {"tick_cost_ratio_20k_vs_200": 1.1, "frame_interval_ms_p99": 16.0,
                               "frame_interval_ms_max": 40.0},
                    "series": {"tick_ms": [0.3, 0.4, 0.35, 0.5], "naive_tokens": [32, 128], "naive_ms": [0.5, 2.0],
                               "frame_intervals_ms": [16.0, 17.0, 40.0],
