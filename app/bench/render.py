@@ -267,7 +267,7 @@ async def _stream_in_window(app: Any, chunks: list[str], rate: float, tmp: Path,
     if inspector:
         window.inspector_dock.show()
     ok = await window.load_model()
-    assert ok, window.load_error
+    assert ok, window.session.load_error
     lexers = getattr(window, "_lexers_warm", None)
     if lexers is not None:
         await lexers

@@ -31,7 +31,7 @@ from app.core.errors import BrookError
 from app.core.history.store import Store
 from app.core.settings import AppSettings, data_dir
 from app.core.streaming.generation import Generation
-from app.core.streaming.watchdog import LoopWatchdog, retune
+from app.core.streaming.watchdog import LoopWatchdog
 from app.core.types import GenerationParams
 from app.engine.base import Engine
 from app.ui.compose.attachments_bar import AttachmentsBar, InputFilter
@@ -47,6 +47,7 @@ from app.ui.window.appearance import Appearance
 from app.ui.window.chat_menu import ChatCommands
 from app.ui.window.help import open_shortcuts, show_about
 from app.ui.window.load_progress import LoadProgressDialog
+from app.ui.window.loop_watch import retune_loop_watch
 from app.ui.window.menus import SEPARATOR, Entry, Item, MenuKey, build_menus
 from app.ui.window.models_menu import ModelsMenu
 from app.ui.window.search_panel import SearchPanel, show_hit
@@ -335,7 +336,7 @@ class MainWindow(QMainWindow, SessionListener):
             return
         settings = self.session.settings
         if settings.watchdog_threshold_ms != before.watchdog_threshold_ms:
-            self.watchdog = retune(self.watchdog, settings.watchdog_threshold_ms)
+            self.watchdog = retune_loop_watch(self.watchdog, settings.watchdog_threshold_ms)
             self.inspector_dock.inspector.set_watchdog(self.watchdog)
         self.language.apply(settings.language)    # a new language applies at once (app.ui.look.retranslate)
         if settings.theme != before.theme:
