@@ -13,17 +13,19 @@ Two uses:
 
 Ranges: times are seconds since the epoch within years 1970–9999 (what ``datetime`` can show); durations are ms
 with ``|x| ≤ 1e12``; counts are whole numbers ``0 … 2**53``; every number is finite (no NaN, no Infinity).
-Free-form keys (a newer Brook's fields) are kept when they are plain JSON scalars, never nested values.
+Keys this Brook does not know (a newer Brook's fields) are kept when they are plain JSON nested at most
+``MAX_EXTRA_DEPTH`` deep.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from app.core.conversation import MessageStatus, Role
 from app.core.errors import BrookError
@@ -40,7 +42,6 @@ Time = Annotated[float, Field(ge=0, le=MAX_TIME, allow_inf_nan=False)]
 Ms = Annotated[float, Field(ge=-MAX_MS, le=MAX_MS, allow_inf_nan=False)]
 Count = Annotated[int, Field(ge=0, le=MAX_COUNT)]
 Rate = Annotated[float, Field(ge=0, le=MAX_MS, allow_inf_nan=False)]
-Scalar = str | bool | int | Annotated[float, Field(allow_inf_nan=False)] | None
 
 ROLES = tuple(r.value for r in Role)
 STATUSES = tuple(s.value for s in MessageStatus)
@@ -50,11 +51,42 @@ class ChatImportError(BrookError):
     """The file is not a Brook chat export, or part of it is malformed (nothing was imported)."""
 
 
+#: How deep a value of a field this Brook does not know may nest (a newer Brook's field: kept as it is).
+MAX_EXTRA_DEPTH = 8
+
+
 class _Open(BaseModel):
-    """Known fields typed; other keys kept only as JSON scalars."""
+    """Known fields typed; other keys (a newer Brook's) kept as plain JSON nested at most ``MAX_EXTRA_DEPTH``."""
 
     model_config = ConfigDict(strict=True, extra="allow")
-    __pydantic_extra__: dict[str, Scalar] = Field(init=False)
+
+    @model_validator(mode="after")
+    def _extras(self) -> _Open:
+        for key, value in (self.__pydantic_extra__ or {}).items():
+            why = _json_problem(value)
+            if why:
+                raise ValueError(f"{key}: {why}")
+        return self
+
+
+def _json_problem(value: Any) -> str | None:
+    """Why ``value`` is not plain JSON nested at most ``MAX_EXTRA_DEPTH`` deep (None when it is); iterative."""
+    todo = [(value, 0)]
+    while todo:
+        v, depth = todo.pop()
+        if isinstance(v, float) and not math.isfinite(v):
+            return "must be a finite number"
+        if v is None or isinstance(v, (str, bool, int, float)):
+            continue
+        if depth >= MAX_EXTRA_DEPTH:
+            return f"is nested more than {MAX_EXTRA_DEPTH} deep"
+        if isinstance(v, list):
+            todo.extend((x, depth + 1) for x in v)
+        elif isinstance(v, dict) and all(isinstance(k, str) for k in v):
+            todo.extend((x, depth + 1) for x in v.values())
+        else:
+            return f"is not JSON ({type(v).__name__})"
+    return None
 
 
 class Params(_Open):
@@ -234,7 +266,12 @@ def _short(value: Any) -> str:
 
 
 # -- reads ----------------------------------------------------------------------------------------------------
-def _clean(kind: type[BaseModel], value: Any, what: str) -> dict[str, Any] | None:
+@functools.cache
+def _known_fields(kind: type[BaseModel]) -> frozenset[str]:
+    return frozenset(kind.model_fields)
+
+
+def _clean(kind: type[BaseModel], value: Any, what: object) -> dict[str, Any] | None:
     """``value`` checked as ``kind``; fields that fail are dropped (logged), never raised."""
     if value is None:
         return None
@@ -242,10 +279,17 @@ def _clean(kind: type[BaseModel], value: Any, what: str) -> dict[str, Any] | Non
         log.warning("history: %s is not an object; left out", what)
         return None
     value = dict(value)
-    dropped = False
+    known = _known_fields(kind)
+    odd = [k for k, v in value.items() if k not in known and _json_problem(v)]
+    for k in odd:
+        del value[k]
+    dropped = bool(odd)
+    if odd:
+        log.warning("history: %s: left out %s (not plain JSON)", what, ", ".join(map(str, odd)))
     for _ in range(len(value) + 1):
         try:
-            out = plain(kind.model_validate(value))
+            kind.model_validate(value)
+            out = value         # as stored (validation checked it; dumping would cost as much again)
             return None if dropped and not out else out
         except ValidationError as exc:
             bad = {e["loc"][0] for e in exc.errors(include_url=False) if e["loc"]}
@@ -258,22 +302,22 @@ def _clean(kind: type[BaseModel], value: Any, what: str) -> dict[str, Any] | Non
     return None
 
 
-def clean_params(value: Any, what: str = "params") -> dict[str, Any] | None:
+def clean_params(value: Any, what: object = "params") -> dict[str, Any] | None:
     """Stored sampling parameters with only fields of the right type and range (see the module docstring)."""
     return _clean(Params, value, what)
 
 
-def clean_metrics(value: Any, what: str = "metrics") -> dict[str, Any] | None:
+def clean_metrics(value: Any, what: object = "metrics") -> dict[str, Any] | None:
     """Stored reply figures with only fields of the right type and range."""
     return _clean(Metrics, value, what)
 
 
-def clean_provenance(value: Any, what: str = "provenance") -> dict[str, Any] | None:
+def clean_provenance(value: Any, what: object = "provenance") -> dict[str, Any] | None:
     """Stored provenance with only fields of the right type and range."""
     return _clean(Provenance, value, what)
 
 
-def clean_versions(others: list[dict[str, Any]] | None, what: str = "versions") -> list[dict[str, Any]] | None:
+def clean_versions(others: list[dict[str, Any]] | None, what: object = "versions") -> list[dict[str, Any]] | None:
     """A reply's other versions read back: each one's fields cleaned like the reply's own; a version without
     text of its own is left out."""
     out = []

@@ -7,6 +7,7 @@ Schema versions are tracked with ``PRAGMA user_version``; ``migrate`` brings an 
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import sqlite3
@@ -291,7 +292,10 @@ class Store:
         conv = Conversation(title=clean_text(row["title"]) or "", system_prompt=clean_text(row["system_prompt"]),
                             id=row["id"], preset=clean_text(row["preset"]),
                             params=clean_params(_loads(row["params"]), f"chat {conv_id}: params"))
-        for r in self.db.execute("SELECT * FROM messages WHERE conversation_id = ? ORDER BY id", (conv_id,)):
+        cur = self.db.cursor()
+        cur.row_factory = None          # plain tuples in MESSAGE_COLUMNS' order (a Row looks names up: slow)
+        for r in cur.execute(f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM messages WHERE conversation_id = ? "
+                             "ORDER BY id", (conv_id,)):
             conv.messages.append(message_from_row(r))
         return conv
 
@@ -331,45 +335,79 @@ class Store:
 guard_store(Store)      # every public method: SQLite errors become HistoryError; damage is repaired, then retried
 
 
-def message_from_row(r: sqlite3.Row) -> Message:
-    """A ``messages`` row as a ``Message``; never raises for what the row holds. Fields of the wrong type or
-    range are left out (``app.core.history.schema``, logged); a row whose role, status or text cannot be read is
-    shown as a damaged message: status ``error`` with a sentence saying what is wrong, its text kept where it
-    has one. A reply that was still streaming when the app died comes back as ``stopped``."""
-    what = f"message {r['id']}"
+#: The columns ``message_from_row`` reads, in this order.
+MESSAGE_COLUMNS = ("id", "role", "content", "status", "model", "params", "stop_reason", "error", "metrics",
+                   "provenance", "created", "versions")
+_ROLES = {r.value: r for r in Role}
+_STATUSES = {s.value: s for s in MessageStatus}
+
+
+class _Where:
+    """Names a stored field in log lines (formatted only when a line is written)."""
+
+    __slots__ = ("field", "mid")
+
+    def __init__(self, mid: Any, field: str) -> None:
+        self.mid, self.field = mid, field
+
+    def __str__(self) -> str:
+        return f"message {self.mid}: {self.field}"
+
+
+def message_from_row(r: Any) -> Message:
+    """A ``messages`` row (a sequence of ``MESSAGE_COLUMNS``, or a ``sqlite3.Row``) as a ``Message``; never raises
+    for what the row holds. Fields of the wrong type or range are left out (``app.core.history.schema``, logged);
+    a row whose role, status or text cannot be read is shown as a damaged message: status ``error`` with a
+    sentence saying what is wrong, its text kept where it has one. A reply that was still streaming when the app
+    died comes back as ``stopped``."""
+    if isinstance(r, sqlite3.Row):
+        r = tuple(r[c] for c in MESSAGE_COLUMNS)
+    mid, role_v, content, status_v, model, params, stop_reason, error, metrics, provenance, created, versions = r
     damaged: list[str] = []
-    try:
-        role = Role(r["role"])
-    except ValueError:
+    role = _ROLES.get(role_v) if isinstance(role_v, str) else None
+    if role is None:
         role = Role.ASSISTANT
-        damaged.append(f"its role {clean_text(r['role'])!r} is unknown")
-    try:
-        status = MessageStatus(r["status"])
-    except ValueError:
+        damaged.append(f"its role {clean_text(role_v)!r} is unknown")
+    status = _STATUSES.get(status_v) if isinstance(status_v, str) else None
+    if status is None:
         status = MessageStatus.ERROR
-        damaged.append(f"its status {clean_text(r['status'])!r} is unknown")
-    content = r["content"]
+        damaged.append(f"its status {clean_text(status_v)!r} is unknown")
     if not isinstance(content, str):
         damaged.append("its text is not text")
         content = clean_text(content) or ""
     if not status.final:
         status = MessageStatus.STOPPED
-    error = clean_text(r["error"])
+    error = clean_text(error)
     if damaged:
-        log.warning("history: %s is damaged: %s", what, "; ".join(damaged))
+        log.warning("history: message %s is damaged: %s", mid, "; ".join(damaged))
         status = MessageStatus.ERROR
         error = "This message is damaged in the history file: " + "; ".join(damaged) + "."
-    m = Message(role, content, status=status, model=clean_text(r["model"]),
-                params=clean_params(_loads(r["params"]), f"{what}: params"),
-                stop_reason=clean_text(r["stop_reason"]), error=error,
-                metrics=clean_metrics(_loads(r["metrics"]), f"{what}: metrics"),
-                provenance=clean_provenance(_loads(r["provenance"]), f"{what}: provenance"),
-                created=clean_time(r["created"]))
-    m.db_id = r["id"]
-    load_versions(m, r["versions"] if isinstance(r["versions"], str) else None)
-    m.versions = clean_versions(m.versions, f"{what}: versions")
-    m.version_index = min(m.version_index, len(m.versions or []))
+    m = Message(role, content, status=status, model=clean_text(model),
+                params=_cleaned(clean_params, params, mid, "params"),
+                stop_reason=clean_text(stop_reason), error=error,
+                metrics=clean_metrics(_loads(metrics), _Where(mid, "metrics")),
+                provenance=_cleaned(clean_provenance, provenance, mid, "provenance"),
+                created=clean_time(created))
+    m.db_id = mid
+    if isinstance(versions, str):
+        load_versions(m, versions)
+        m.versions = clean_versions(m.versions, _Where(mid, "versions"))
+        m.version_index = min(m.version_index, len(m.versions or []))
     return m
+
+
+@functools.lru_cache(maxsize=512)
+def _cleaned_json(clean: Callable[..., Any], raw: str) -> Any:
+    return clean(_loads(raw), "a stored value")
+
+
+def _cleaned(clean: Callable[..., Any], raw: Any, mid: Any, field: str) -> Any:
+    """``clean(json.loads(raw))``, cached by the stored text (a chat's replies share their parameters and
+    provenance); a copy, so no two messages share one dict."""
+    if not isinstance(raw, str):
+        return clean(_loads(raw), _Where(mid, field))
+    out = _cleaned_json(clean, raw)
+    return dict(out) if isinstance(out, dict) else out
 
 
 def _dumps(v: Any) -> str | None:

@@ -41,7 +41,8 @@ def _doc(**reply: Any) -> dict[str, Any]:
     ({"model": ["a"]}, "model: must be text, not a list"),
     ({"error": 5}, "error: must be text"),
     ({"provenance": {"model_bytes": "big"}}, "provenance.model_bytes: must be a whole number"),
-    ({"provenance": {"extra": {"nested": 1}}}, "provenance.extra"),
+    ({"provenance": {"extra": [[[[[[[[[["ten deep"]]]]]]]]]]}}, "provenance: extra: is nested more than 8 deep"),
+    ({"metrics": {"extra": [1, float("nan")]}}, "metrics: extra: must be a finite number"),
     ({"versions": {"shown": "x", "others": []}}, "versions.shown: must be a whole number"),
     ({"versions": {"shown": 0, "others": [{"content": 5}]}}, "versions.others.0.content: must be text"),
     ({"status": "lost"}, "status: must be one of"),
@@ -88,8 +89,13 @@ def test_deep_nesting_is_refused_with_a_sentence(tmp_path: Path) -> None:
     deep: Any = 1
     for _ in range(5_000):
         deep = {"a": deep}
-    with pytest.raises(ChatImportError, match=r"params\.extra"):
+    with pytest.raises(ChatImportError, match="field params: extra: is nested more than 8 deep"):
         import_json(Store(":memory:"), _doc(params={"extra": deep}))
+    newer = _doc(provenance={"model_file": "m.gguf", "engine_host": {"pid": 7, "limits": [1, 2]}})
+    store = Store(":memory:")
+    import_json(store, newer)                     # a newer Brook's field, plain JSON: kept
+    assert export_json(store)["conversations"][0]["messages"][1]["provenance"]["engine_host"] == \
+        {"pid": 7, "limits": [1, 2]}
     doc = _doc(timeline={"version": 1, "chunks": {}, "ticks": {}, "extra": deep})     # unknown: left out
     store = Store(":memory:")
     import_json(store, doc)
