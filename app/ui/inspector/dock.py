@@ -541,6 +541,16 @@ def install_inspector(window: QMainWindow, coalescer: Coalescer, session: ChatSe
     dock = StreamInspectorDock(window, metrics_for, stored_for, shown_chat, watchdog)
     window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
     dock.hide()
+
+    def first_show(visible: bool) -> None:
+        # the dock's size hint would take most of the window's height and leave the chat ~100 px: the first time
+        # it opens it gets at most 40 % of the height (the person's own resizing is kept after that)
+        if visible and not dock.isFloating() and not dock.property("brookSized"):
+            dock.setProperty("brookSized", True)
+            height = max(dock.minimumSizeHint().height(), int(window.height() * 0.4))
+            window.resizeDocks([dock], [height], Qt.Orientation.Vertical)
+
+    dock.visibilityChanged.connect(first_show)
     action = dock.toggleViewAction()
     dock.name_action()
     action.setShortcut(QKeySequence("Ctrl+Shift+I"))

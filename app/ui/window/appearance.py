@@ -8,12 +8,13 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import QMenu, QStatusBar, QWidget
+from PySide6.QtWidgets import QMenu, QWidget
 
 from app.core.chat.session import ChatSession
 from app.ui.look.style import is_dark, stylesheet
 from app.ui.look.theme import apply_theme, zoom_factor
 from app.ui.window.menus import Entry, Item, Submenu
+from app.ui.window.status_bar import StatusBar
 
 
 class Appearance(QObject):
@@ -26,7 +27,7 @@ class Appearance(QObject):
         relayout: lays the shown chat out again (message heights are measured per font).
     """
 
-    def __init__(self, window: QWidget, session: ChatSession, status: QStatusBar,
+    def __init__(self, window: QWidget, session: ChatSession, status: StatusBar,
                  relayout: Callable[[], None]) -> None:
         super().__init__(window)
         self.window = window
@@ -58,7 +59,7 @@ class Appearance(QObject):
         self._font_pt = max(6.0, self._base_pt * factor) if factor != 1.0 else None
         self.restyle()
         self.relayout()
-        self.status.showMessage(self.tr("Text size %1 %").replace("%1", f"{factor * 100:.0f}"), 2000)
+        self.status.note(self.tr("Text size %1 %").replace("%1", f"{factor * 100:.0f}"), 2000)
         return factor
 
     def restyle(self) -> None:

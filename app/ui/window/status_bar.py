@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar, QWidget
 
 from app.core.conversation import Message
@@ -36,14 +37,28 @@ class StatusBar(QStatusBar):
         self.queue_label.setToolTip(self.tr("Chunks waiting between the model and the window (live), and the puts "
                                             "that waited > 100 ms on a full queue (backpressure)"))
         self.queue_label.hide()      # a figure for the inspector and tooltips, not for the status line
+        self.note_label = QLabel("")           # a passing note (the text size): beside the state, never over it
+        self.note_label.setObjectName("statusNote")
+        self.note_label.hide()
+        self._note_timer = QTimer(self)
+        self._note_timer.setSingleShot(True)
+        self._note_timer.timeout.connect(self.note_label.hide)
         self.addWidget(self.model_label)
         self.addWidget(self.state_label)
         self.addWidget(self.progress)
+        self.addWidget(self.note_label)
         self.addPermanentWidget(self.queue_label)
         self.addPermanentWidget(self.ttft_label)
         self.addPermanentWidget(self.rate_label)
         self._last_live = 0.0
         self._last_reply: Message | None = None
+
+    def note(self, text: str, ms: int = 2000) -> None:
+        """Show ``text`` beside the state for ``ms`` milliseconds (``showMessage`` would paint over the model name
+        and the state)."""
+        self.note_label.setText(text)
+        self.note_label.show()
+        self._note_timer.start(ms)
 
     def set_model(self, name: str) -> None:
         self.model_label.setText(name)

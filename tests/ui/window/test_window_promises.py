@@ -252,3 +252,42 @@ def test_chinese_ui_code_copy_and_f1_close_and_f1_lists_every_shortcut(window, q
     close = dlg.findChild(QDialogButtonBox).buttons()[0]
     assert close.text() == "关闭"
     dlg.close()
+
+
+def test_zoom_note_is_beside_the_model_name_not_over_it(window, qloop):
+    w = window()
+    try:
+        w.appearance.zoom(1)
+        for _ in range(3):
+            QApplication.processEvents()
+        bar = w.status
+        assert bar.currentMessage() == ""                      # no temporary message painted over the widgets
+        assert bar.note_label.isVisible() and bar.note_label.text().startswith("Text size 110")
+        note = bar.note_label.geometry()
+        for label in (bar.model_label, bar.state_label):
+            assert label.isVisible() and not note.intersects(label.geometry())
+    finally:
+        w.appearance.zoom(0)
+
+
+def test_the_inspector_dock_leaves_the_chat_room(window, qloop):
+    w = window()
+    reply = w.send("hello")
+    _settle(qloop, lambda: reply.status.final and not w.session.generating)
+    w.inspector_dock.toggleViewAction().trigger()
+    _settle(qloop, lambda: w.inspector_dock.isVisible())
+    assert w.chat.height() >= 0.25 * w.height(), (w.chat.height(), w.inspector_dock.height())
+
+
+def test_the_sidebar_scrollbar_handle_is_not_black(window, qloop):
+    w = window("Hi")
+    for i in range(30):
+        reply = w.send(f"chat {i}")
+        _settle(qloop, lambda r=reply: r.status.final and not w.session.generating)
+        w.new_chat()
+    w.inspector_dock.toggleViewAction().trigger()
+    _settle(qloop, lambda: w.history.verticalScrollBar().isVisible())
+    image = w.history.verticalScrollBar().grab().toImage()
+    dark = sum(1 for x in range(image.width()) for y in range(image.height())
+               if image.pixelColor(x, y).lightness() < 40)
+    assert dark == 0, f"{dark} near-black pixels in the sidebar's scrollbar"
