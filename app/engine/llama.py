@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from app.core.render.markdown.thinking import THINK_OPEN, ReasoningNormalizer
+from app.core.render.markdown.thinking import THINK_OPEN, ReasoningNormalizer, token_text
 from app.core.streaming.provenance import default_hash_cache, model_file_facts
 from app.core.types import Chunk, GenerationParams
 from app.engine.base import (
@@ -162,7 +162,8 @@ class LlamaEngine:
         if params.seed is not None:
             kwargs["seed"] = params.seed
         opening = THINK_OPEN if prompt.reasoning_open else ""
-        markers = ReasoningNormalizer(chat.reasoning_format)   # [THINK], harmony channels → <think>…</think>
+        # [THINK], harmony channels → <think>…</think>; marker tokens written back count, their text typed does not
+        markers = ReasoningNormalizer(chat.reasoning_format, frozenset(chat.reasoning_markers.values()))
         abort = self._set_abort(llm, stop)
         it = llm.create_completion(**kwargs)
         try:
@@ -372,7 +373,7 @@ def _watch_markers(criteria: Any, markers: dict[int, str], dropped: list[str]) -
         if seen[0] >= 0 and n > seen[0]:       # a new token (the first call sees the prompt's last; the
             text = markers.get(int(input_ids[-1]))   # completion's closing call sees the same tokens again)
             if text is not None:
-                dropped.append(text)
+                dropped.append(token_text(text))
         seen[0] = n
         return False
 

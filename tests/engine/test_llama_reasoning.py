@@ -95,8 +95,11 @@ def test_a_marker_token_that_detokenization_drops_is_written_back_where_it_was_g
         bundled_model: Path) -> None:
     """Magistral's ``[THINK]`` and harmony's ``<|channel|>`` are control tokens: llama-cpp-python's text drops
     them. The engine notes each generated one (``ChatPrompt.reasoning_markers``) and writes its text back at its
-    place. SmolLM2 has no such token, so one of its ordinary tokens stands in for it here."""
+    place (as :func:`token_text`, so only it counts, not the same text typed). SmolLM2 has no such token, so one
+    of its ordinary tokens stands in for it here."""
     import threading
+
+    from app.core.render.markdown.thinking import token_text
 
     e = LlamaEngine(bundled_model, n_ctx=512)
     e.load()
@@ -115,6 +118,6 @@ def test_a_marker_token_that_detokenization_drops_is_written_back_where_it_was_g
             e._prompt.reasoning_markers = {token[0]: "[/THINK]"}
             marked = "".join(c.text for c in e.stream(msgs, params, threading.Event()))
             head = "".join(pieces[: k + 1])
-            assert marked == head + "[/THINK]" + "".join(plain)[len(head):]
+            assert marked == head + token_text("[/THINK]") + "".join(plain)[len(head):]
     finally:
         e.unload()

@@ -257,16 +257,52 @@ _MACHINES: dict[str, dict[str, tuple[bool, list[_Step], str]]] = {
 }
 
 
+#: Open and close the text of a special token the engine writes back (:func:`token_text`); never in a model's
+#: own text.
+TOKEN_OPEN, TOKEN_CLOSE = "\ue000", "\ue001"            # private-use characters (not blanks: lstrip keeps them)
+_TOKEN_TEXT = re.compile("\ue000[^\ue001]*\ue001")
+
+
+def token_text(marker: str) -> str:
+    """How the engine writes back a generated marker *token* (see :class:`ReasoningNormalizer`'s ``tokens``)."""
+    return f"{TOKEN_OPEN}{marker}{TOKEN_CLOSE}"
+
+
+def _token_machine(machine: dict[str, tuple[bool, list[_Step], str]],
+                   tokens: frozenset[str]) -> dict[str, tuple[bool, list[_Step], str]]:
+    """``machine`` whose markers match only the written-back tokens (steps made of none of them are dropped)."""
+    out: dict[str, tuple[bool, list[_Step], str]] = {}
+    for state, (anchored, steps, fallback) in machine.items():
+        kept: list[_Step] = []
+        for marker, rep, nxt in steps:
+            wrapped = marker
+            for t in sorted(tokens, key=len, reverse=True):
+                wrapped = wrapped.replace(t, token_text(t))
+            if wrapped != marker:
+                kept.append((wrapped, rep, nxt))
+        out[state] = (anchored, kept, fallback)
+    return out
+
+
 class ReasoningNormalizer:
     """Turns a model's reasoning markers (``fmt``, see :func:`reasoning_format_of`) into ``<think>…</think>`` on
     a stream: :meth:`feed` returns the text to pass on, holding back only what could still be the start of a
     marker; :meth:`finish` returns what is held. The same output results at any chunking. In
     :data:`FORMAT_THINK` (or an unknown format) text passes unchanged. Markers count only where the format puts
     them: Magistral's ``[THINK]`` only at the start of the reply, so an answer that writes ``[THINK]`` in code
-    keeps it."""
+    keeps it.
 
-    def __init__(self, fmt: str = FORMAT_THINK) -> None:
-        self._machine = _MACHINES.get(fmt)
+    ``tokens``: the format's marker texts that are special tokens of the model (``MARKER_TOKENS``, the ones its
+    detokenization drops): the engine writes each generated one back as :func:`token_text`, and only those count —
+    the same text written by the model as ordinary tokens (quoting ``[THINK]``) stays text.
+    """
+
+    def __init__(self, fmt: str = FORMAT_THINK, tokens: frozenset[str] = frozenset()) -> None:
+        machine = _MACHINES.get(fmt)
+        if machine is not None and tokens:
+            machine = _token_machine(machine, tokens)
+        self._machine = machine
+        self._tokens = tokens
         self._state = "start"
         self._buf = ""
 
@@ -313,13 +349,19 @@ class ReasoningNormalizer:
                 self._state = nxt
                 continue
             hold = 0 if final else max((_held_for(self._buf, s[0]) for s in steps), default=0)
+            if self._tokens and not final:              # a written-back token not closed yet: keep it whole
+                k = self._buf.rfind(TOKEN_OPEN)
+                if k >= 0 and self._buf.find(TOKEN_CLOSE, k) < 0:
+                    hold = max(hold, len(self._buf) - k)
             out.append(self._buf[: len(self._buf) - hold])
             self._buf = self._buf[len(self._buf) - hold:]
             break
         if self._state not in self._machine:
             out.append(self._buf)
             self._buf = ""
-        return "".join(out)
+        text = "".join(out)
+        # a written-back token no step took is a control token the reply never shows (llama.cpp drops it)
+        return _TOKEN_TEXT.sub("", text) if self._tokens else text
 
 
 def _held_for(buf: str, marker: str) -> int:

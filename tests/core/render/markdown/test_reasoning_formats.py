@@ -17,6 +17,7 @@ from app.core.render.markdown.thinking import (
     FORMAT_THINK,
     ReasoningNormalizer,
     reasoning_format_of,
+    token_text,
 )
 
 _MORE = settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
@@ -78,6 +79,31 @@ def test_every_format_folds_into_the_thinking_section(fmt: str, raw: str, expect
 def test_the_format_comes_from_the_template_and_the_vocabulary(template: str, specials: set[str],
                                                               fmt: str) -> None:
     assert reasoning_format_of(template, specials.__contains__) == fmt
+
+
+MISTRAL_TOKENS = frozenset({"[THINK]", "[/THINK]"})
+HARMONY_TOKENS = frozenset({"<|channel|>", "<|message|>", "<|end|>", "<|start|>"})
+
+
+@pytest.mark.parametrize(("fmt", "tokens", "raw", "expected"), [
+    (FORMAT_MISTRAL, MISTRAL_TOKENS, token_text("[THINK]") + "reason" + token_text("[/THINK]") + "Say [THINK].",
+     "<think>reason</think>Say [THINK]."),
+    (FORMAT_MISTRAL, MISTRAL_TOKENS, "[THINK] typed, not the token[/THINK] rest",
+     "[THINK] typed, not the token[/THINK] rest"),
+    (FORMAT_HARMONY, HARMONY_TOKENS, "".join([token_text("<|channel|>"), "analysis", token_text("<|message|>"), "plan",
+                                              token_text("<|end|>"), token_text("<|start|>"), "assistant",
+                                              token_text("<|channel|>"), "final", token_text("<|message|>"),
+                                              "Hi, <|channel|> typed"]),
+     "<think>plan</think>Hi, <|channel|> typed"),
+    (FORMAT_HARMONY, HARMONY_TOKENS, "analysis is not the token assistantfinal",
+     "analysis is not the token assistantfinal"),
+    (FORMAT_HARMONY, HARMONY_TOKENS, "A" + token_text("<|start|>") + "B", "AB"),   # a stray control token: unseen
+])
+@pytest.mark.parametrize("size", [1, 2, 5, 1000])
+def test_when_markers_are_special_tokens_only_the_tokens_count(fmt: str, tokens: frozenset[str], raw: str,
+                                                               expected: str, size: int) -> None:
+    n = ReasoningNormalizer(fmt, tokens)
+    assert "".join(n.feed(raw[i : i + size]) for i in range(0, len(raw), size)) + n.finish() == expected
 
 
 LATER = [
