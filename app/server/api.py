@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import ipaddress
 import itertools
 import json
 import logging
@@ -75,6 +76,16 @@ class ServerOptions:
 
 #: Host names every loopback server answers to.
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback IP literals (127.0.0.0/8, ::1)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def host_name(header: str) -> str:
@@ -208,8 +219,6 @@ class BrookAPI:
 
     def allowed_hosts(self) -> set[str] | None:
         """Host names a request's ``Host`` may name, or None for any (see the module docstring)."""
-        from app.server.run import is_loopback
-
         bound = self.bound_host
         extra = {host_name(h) for h in self.options.allowed_hosts}
         if bound is not None and not is_loopback(bound) and not extra:

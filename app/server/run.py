@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import ipaddress
 import logging
 import os
 import signal
@@ -22,7 +21,7 @@ import uvicorn
 
 from app.core.errors import BrookError
 from app.engine.base import Engine
-from app.server.api import BrookAPI, ServerOptions
+from app.server.api import BrookAPI, ServerOptions, is_loopback
 
 log = logging.getLogger("brook.server")
 
@@ -34,16 +33,6 @@ API_KEY_ENV = "BROOK_API_KEY"
 
 class ServerError(BrookError):
     """The server cannot start (address in use, non-loopback bind without a key, …)."""
-
-
-def is_loopback(host: str) -> bool:
-    """True for ``localhost`` and loopback IP literals (127.0.0.0/8, ::1)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def check_api_key(api_key: str | None) -> None:

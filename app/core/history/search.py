@@ -23,6 +23,8 @@ import logging
 import sqlite3
 from dataclasses import dataclass
 
+from app.core.history.schema import clean_text, clean_time
+
 log = logging.getLogger("brook.search")
 
 #: Characters of context on each side of the first match in a snippet.
@@ -145,10 +147,10 @@ def search(db: sqlite3.Connection, query: str, limit: int = 50) -> list[SearchHi
     sql += "".join(" AND " + w for w in where) + order
     rows = db.execute(sql, (*args, limit)).fetchall()
     hits = []
-    for r in rows:
-        snippet, spans = make_snippet(r[3], terms)
-        hits.append(SearchHit(conversation_id=r[1], message_id=r[0], conversation_title=r[5], role=r[2],
-                              snippet=snippet, spans=spans, created=r[4]))
+    for r in rows:       # rows another program wrote may hold bytes or numbers: read as text, never raised
+        snippet, spans = make_snippet(clean_text(r[3]) or "", terms)
+        hits.append(SearchHit(conversation_id=r[1], message_id=r[0], conversation_title=clean_text(r[5]) or "",
+                              role=clean_text(r[2]) or "", snippet=snippet, spans=spans, created=clean_time(r[4])))
     return hits
 
 
@@ -163,9 +165,10 @@ def search_titles(db: sqlite3.Connection, query: str, limit: int = 20) -> list[T
     rows = db.execute(f"SELECT id, title, updated FROM conversations WHERE 1{where} "
                       "ORDER BY updated DESC, id DESC LIMIT ?", (*terms, limit)).fetchall()
     hits = []
-    for conv_id, title, updated in rows:
+    for conv_id, raw_title, updated in rows:
+        title = clean_text(raw_title) or ""
         text, spans = make_snippet(title, terms, context=len(title) + 1)     # the whole title, with its spans
-        hits.append(TitleHit(conversation_id=conv_id, title=text, spans=spans, updated=updated))
+        hits.append(TitleHit(conversation_id=conv_id, title=text, spans=spans, updated=clean_time(updated)))
     return hits
 
 

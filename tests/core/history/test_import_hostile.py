@@ -190,3 +190,14 @@ def test_command_line_export_of_a_hostile_history_works(tmp_path: Path) -> None:
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert out.stderr.strip().endswith('brook: chat 2 ("Hostile"), message 2, field metrics.ttft_ms: must be a '
                                        'number, not "soon".')
+
+
+def test_search_over_hostile_rows_is_tolerant(tmp_path: Path) -> None:
+    store, _cid = _hostile_rows(tmp_path / "h.sqlite3")
+    store.db.execute("INSERT INTO conversations(title, created, updated) VALUES (?, 1, 'soon')", (b"\xffspell book",))
+    store.db.execute("INSERT INTO conversations(title, created, updated) VALUES (?, 1, 1)", (12345,))
+    [hit] = store.search("spell")
+    assert hit.snippet == "a spell" and hit.conversation_title == "Hostile"
+    assert {h.title for h in store.search_titles("spell")} == {"\ufffdspell book"}
+    assert [h.title for h in store.search_titles("234")] == ["12345"]
+    assert [h.snippet for h in store.search("by")] == ["\ufffd\ufffd bytes"]          # a blob's text, decoded
