@@ -52,6 +52,10 @@ CHUNK_TIMES = (("produced_ms", None), ("enqueued_ms", "produced_ms"), ("dequeued
 CHUNK_COUNTS = ("queue_depth", "chars")
 TICK_TIMES = ("at_ms", "cost_ms")
 
+#: Largest stored timeline unpacked (bytes): ~1.2 million chunks; a blob unpacking to more is damaged (or a
+#: compression bomb written by another program) and is not read.
+MAX_STORED_BYTES = 64 << 20
+
 TABLE_SQL = ("CREATE TABLE IF NOT EXISTS timelines (message_id INTEGER PRIMARY KEY "
              "REFERENCES messages(id) ON DELETE CASCADE, data BLOB NOT NULL)")
 
@@ -169,9 +173,15 @@ def encode_metrics(m: StreamMetrics, reply_created: float | None = None) -> byte
 def decode(blob: bytes) -> dict[str, Any]:
     """The plain timeline of a stored one. Raises ``ValueError`` for a damaged or unknown blob."""
     try:
-        packed = json.loads(zlib.decompress(blob))
+        inflate = zlib.decompressobj()
+        raw = inflate.decompress(blob, MAX_STORED_BYTES)
+        if inflate.unconsumed_tail:
+            raise ValueError(f"timeline: larger than {MAX_STORED_BYTES >> 20} MiB unpacked")
+        packed = json.loads(raw)
     except (zlib.error, TypeError) as exc:
         raise ValueError(f"timeline: not a stored timeline ({exc})") from None
+    except RecursionError:
+        raise ValueError("timeline: nested too deeply") from None
     if not isinstance(packed, dict) or packed.get("v") != VERSION:
         raise ValueError("timeline: unknown stored version")
     try:
@@ -282,7 +292,7 @@ def load(db: sqlite3.Connection, message_id: int) -> dict[str, Any] | None:
         return None
     try:
         return decode(bytes(row[0]))
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:        # TypeError: not a blob at all
         log.warning("message %s: %s", message_id, exc)
         return None
 
@@ -296,6 +306,6 @@ def load_chat(db: sqlite3.Connection, conv_id: int) -> dict[int, dict[str, Any]]
                                 "WHERE m.conversation_id = ?", (conv_id,)):
         try:
             out[int(mid)] = decode(bytes(blob))
-        except ValueError as exc:
+        except (ValueError, TypeError) as exc:
             log.warning("message %s: %s", mid, exc)
     return out

@@ -201,3 +201,20 @@ def test_search_over_hostile_rows_is_tolerant(tmp_path: Path) -> None:
     assert {h.title for h in store.search_titles("spell")} == {"\ufffdspell book"}
     assert [h.title for h in store.search_titles("234")] == ["12345"]
     assert [h.snippet for h in store.search("by")] == ["\ufffd\ufffd bytes"]          # a blob's text, decoded
+
+
+def test_hostile_stored_timelines_are_left_out_in_bounded_memory(tmp_path: Path) -> None:
+    import resource
+    import zlib
+
+    store, cid = _hostile_rows(tmp_path / "h.sqlite3")
+    ids = [m.db_id for m in store.load_conversation(cid).messages]
+    blobs = [zlib.compress(b"[" + b"0," * (100 << 20) + b"0]", 9),      # 200 MB unpacked from ~200 KB
+             zlib.compress(b"[" * 100_000 + b"]" * 100_000),
+             "text, not a blob", b"garbage"]
+    for mid, blob in zip(ids, blobs, strict=False):
+        store.db.execute("INSERT INTO timelines(message_id, data) VALUES (?, ?)", (mid, blob))
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert [store.load_timeline(mid or 0) for mid in ids[:4]] == [None] * 4
+    assert export_json(store)["conversations"][0]["messages"][0]["timeline"] is None
+    assert (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024 < 150     # MB; the bomb is 200
