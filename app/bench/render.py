@@ -202,9 +202,9 @@ def window_reply(corpus: Path | None = None) -> str:
              + ">\n> > and a nested quote inside it.\n\n"
              + "| step | time (ms) | note |\n|---|---:|---|\n"
              + "".join(f"| {i} | {i * 7} | ok |\n" for i in range(16)) + "\n")
-    text, _prefix, _period = build_reply(corpus, target_tokens=1)
-    one = text + extra
-    return (one * (80_000 // len(one) + 1))
+    text, prefix, _period = build_reply(corpus, target_tokens=1)
+    one = text[prefix:] + extra                    # the reasoning once, at the start (as a model writes it)
+    return text[:prefix] + one * (80_000 // len(one) + 1)
 
 
 def _frames(intervals: list[float]) -> dict[str, float]:
