@@ -246,7 +246,9 @@ def main(argv: list[str] | None = None) -> int:
     store = Store(":memory:") if args.smoke_test else Store.open_or_recover(data_dir() / "history.sqlite3")
     window = MainWindow(engine, settings, store)
     if getattr(args, "model_notice", None):
-        window.chat.add_notice(f"⚠ {args.model_notice}", "notice")
+        from app.core.chat.session import NoticeKind
+
+        window.notice(f"⚠ {args.model_notice}", NoticeKind.INFO)
     spec = getattr(args, "engine_spec", None) or EngineSpec(n_ctx=settings.n_ctx)
     window.session.opener = lambda path: open_engine(spec.with_model(path))   # File → Open model, same options
     window.show()

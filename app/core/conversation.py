@@ -116,9 +116,6 @@ class Message:
         self.chunks = 0
         self._taken_chunks = 0
 
-    def to_openai(self) -> dict[str, str]:
-        return {"role": self.role.value, "content": self.text}
-
 
 @dataclass(eq=False)
 class Conversation:

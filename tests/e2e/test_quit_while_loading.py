@@ -32,7 +32,7 @@ show = mw.MainWindow.show
 def show_then_close(self):
     show(self)
     def close():
-        print("closing", self.session.model_state, flush=True)
+        print("closing", self.session.model_state.value, flush=True)
         self.close()
     QTimer.singleShot(500, close)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.bench._util import rss_mb
-from app.core.chat.session import ChatSession, SessionListener
+from app.core.chat.session import ChatSession, ModelState, NoticeKind, SessionListener
 from app.core.errors import LoadCancelled
 from app.engine.llama import LlamaEngine
 
@@ -84,12 +84,12 @@ def test_cancel_after_llama_cpps_last_callback_frees_the_finished_model(bundled_
 class Notes(SessionListener):
     def __init__(self) -> None:
         self.notices: list[str] = []
-        self.states: list[str] = []
+        self.states: list[ModelState] = []
 
-    def notice(self, text: str, kind: str) -> None:
+    def notice(self, text: str, kind: NoticeKind) -> None:
         self.notices.append(text)
 
-    def model_state_changed(self, state: str) -> None:
+    def model_state_changed(self, state: ModelState) -> None:
         self.states.append(state)
 
 
@@ -116,7 +116,7 @@ def test_a_cancelled_switch_keeps_the_old_model(bundled_model: Path, tmp_path: P
         new = CancelledFromItsFirstReport(bundled_model, n_ctx=1024)
         assert not await session.switch_engine(new)
         assert session.engine is old and old.loaded and not new.loaded
-        assert session.model_state == "idle" and not session.cancel_load()
+        assert session.model_state is ModelState.IDLE and not session.cancel_load()
         assert notes.notices == [f"Kept {old.name}: loading {new.name} was cancelled."]
         old.unload()
 

@@ -1,6 +1,6 @@
 """The chat session: one object that owns the life of the conversations in a window (no Qt).
 
-It sends, regenerates, stops, deletes, switches conversation, saves (autosave while a reply streams), titles
+It sends, stops, deletes, switches conversation, saves (autosave while a reply streams), titles
 new chats, and loads or switches the engine. Each running reply is one ``Generation`` (its task, token stream,
 metrics and id). A reply keeps generating when another conversation is shown; the session keeps that
 conversation in memory until the reply ends, so coming back shows it whole.
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
 import logging
 import threading
 from collections.abc import Callable
@@ -43,6 +44,23 @@ KEPT_FAILED = QT_TRANSLATE_NOOP("Notes", "Kept %1: the other model could not be 
 TITLE_CHARS = 60
 
 
+class ModelState(enum.Enum):
+    """Where the session's engine is: loading it, ready (``IDLE``, replies run), failed to load (``ERROR``;
+    ``ChatSession.load_error`` says why), or unloaded to free its memory (the next send loads it again)."""
+
+    LOADING = "loading"
+    IDLE = "idle"
+    ERROR = "error"
+    UNLOADED = "unloaded"
+
+
+class NoticeKind(enum.Enum):
+    """What a notice is: information, or an error (the view gives each its look)."""
+
+    INFO = "info"
+    ERROR = "error"
+
+
 class SessionListener:
     """What the view is told. Override what you draw; each default does nothing."""
 
@@ -53,7 +71,7 @@ class SessionListener:
         """``msg`` was appended to ``conv`` (a user message, or a reply about to generate)."""
 
     def message_removed(self, conv: Conversation, msg: Message) -> None:
-        """``msg`` left ``conv`` (regenerate replaces the last reply)."""
+        """``msg`` left ``conv`` (deleted; or about to be drawn again: ``app.core.chat.session_ops``)."""
 
     def reply_started(self, gen: Generation) -> None:
         """A generation began (``gen.reply`` was added just before)."""
@@ -73,14 +91,14 @@ class SessionListener:
     def history_changed(self) -> None:
         """The saved conversations' list changed (new chat saved, deleted, restored)."""
 
-    def model_state_changed(self, state: str) -> None:
-        """``ChatSession.model_state`` changed: "loading", "idle" or "error" (``load_error`` says why)."""
+    def model_state_changed(self, state: ModelState) -> None:
+        """``ChatSession.model_state`` changed (``load_error`` says why an ``ERROR``)."""
 
     def load_progress(self, fraction: float) -> None:
         """The engine reported load progress (0..1), from its thread, re-posted on the loop."""
 
-    def notice(self, text: str, kind: str) -> None:
-        """A sentence for the user; ``kind`` is "notice" or "errorNotice"."""
+    def notice(self, text: str, kind: NoticeKind) -> None:
+        """A sentence for the user, in English (the view translates it: ``QT_TRANSLATE_NOOP`` templates)."""
 
 
 @dataclass(eq=False)
@@ -131,7 +149,7 @@ class ChatSession:
         self._timelines = TimelineWriter(store) if store is not None else None
         self.conversation = self._new_conversation()
         self._runs: list[ReplyRun] = []        # every reply generating, or ended with its worker still returning
-        self.model_state = "loading"
+        self.model_state = ModelState.LOADING
         self.load_error: str | None = None
         self._loaded = asyncio.Event()
         self.loading: asyncio.Future[None] | None = None
@@ -185,9 +203,9 @@ class ChatSession:
     # -- engine ------------------------------------------------------------------------------------------
     async def load(self, *, say_cancel: bool = True) -> bool:
         """Load ``engine`` in a worker thread (the loop keeps running). Returns success; on failure
-        ``model_state`` is "error", ``load_error`` says why and the view gets a notice (a cancelled load
+        ``model_state`` is ``ERROR``, ``load_error`` says why and the view gets a notice (a cancelled load
         only when ``say_cancel``). ``cancel_load()`` cancels it."""
-        self._set_model_state("loading")
+        self._set_model_state(ModelState.LOADING)
         loop = asyncio.get_running_loop()
         listener = self.listener
         cancel = self.load_cancel = threading.Event()
@@ -211,36 +229,36 @@ class ChatSession:
                 log.info("%s", exc)
             else:
                 log.error("model load failed: %s", exc, exc_info=not isinstance(exc, BrookError))
-            self._set_model_state("error")
+            self._set_model_state(ModelState.ERROR)
             if say_cancel or not isinstance(exc, LoadCancelled):
-                self.listener.notice(f"⚠ {exc}", "errorNotice")
+                self.listener.notice(f"⚠ {exc}", NoticeKind.ERROR)
             return False
         if cancel.is_set():        # Cancel came after the engine's last progress report: free it again
             await loop.run_in_executor(None, self.engine.unload)
             self.load_error = str(LoadCancelled(name))
-            self._set_model_state("error")
+            self._set_model_state(ModelState.ERROR)
             if say_cancel:
-                self.listener.notice(f"⚠ {self.load_error}", "errorNotice")
+                self.listener.notice(f"⚠ {self.load_error}", NoticeKind.ERROR)
             return False
         self.load_error = None
-        self._set_model_state("idle")
+        self._set_model_state(ModelState.IDLE)
         self._loaded.set()
         return True
 
     async def unload(self) -> None:
-        """Free the engine's memory once every reply's worker has ended: ``model_state`` becomes "unloaded" and
+        """Free the engine's memory once every reply's worker has ended: ``model_state`` becomes ``UNLOADED`` and
         the next reply waits for ``load()`` (idle unload, File → Models → Unload)."""
         for r in list(self._runs):
             if r.gen.stream is not None:
                 await r.gen.stream.wait_closed()
         self._loaded.clear()
         await asyncio.get_running_loop().run_in_executor(None, self.engine.unload)
-        self._set_model_state("unloaded")
+        self._set_model_state(ModelState.UNLOADED)
 
     def cancel_load(self) -> bool:
         """Cancel the model load in progress (thread-safe): the engine stops at its next progress report and
         frees what it loaded; ``switch_engine`` then loads the previous model again. False when nothing loads."""
-        if self.model_state != "loading" or self.load_cancel.is_set():
+        if self.model_state is not ModelState.LOADING or self.load_cancel.is_set():
             return False
         self.load_cancel.set()
         return True
@@ -251,7 +269,7 @@ class ChatSession:
         try:
             new = self._open(path)
         except BrookError as exc:
-            self.listener.notice(f"⚠ {exc}", "errorNotice")
+            self.listener.notice(f"⚠ {exc}", NoticeKind.ERROR)
             return False
         if not await self.switch_engine(new):
             return False
@@ -280,7 +298,7 @@ class ChatSession:
         if await self.load():
             said = KEPT_CANCELLED if cancelled else KEPT_FAILED
             self.listener.notice(said.replace("%1", old.name).replace("%2", new.name if cancelled else str(failed)),
-                                 "notice")
+                                 NoticeKind.INFO)
         return False
 
     def _open(self, path: str) -> Engine:
@@ -292,7 +310,7 @@ class ChatSession:
         self.engine = engine
         self.scheduler = scheduler_for(engine)
 
-    def _set_model_state(self, state: str) -> None:
+    def _set_model_state(self, state: ModelState) -> None:
         self.model_state = state
         self.listener.model_state_changed(state)
 
@@ -321,13 +339,13 @@ class ChatSession:
                 self.listener.history_changed()
                 return None
             except BrookError as exc:          # HistoryError: the file cannot be read
-                self.listener.notice(f"⚠ {exc}", "errorNotice")
+                self.listener.notice(f"⚠ {exc}", NoticeKind.ERROR)
                 return None
         self._show(conv)
         return conv
 
     def _history_repaired(self, problem: str) -> None:
-        self.listener.notice(f"⚠ {problem}", "errorNotice")
+        self.listener.notice(f"⚠ {problem}", NoticeKind.ERROR)
         self.listener.history_changed()
 
     def _show(self, conv: Conversation) -> None:
@@ -353,7 +371,7 @@ class ChatSession:
         try:
             self.store.delete_conversation(conv_id)
         except BrookError as exc:
-            self.listener.notice(f"⚠ {exc}", "errorNotice")
+            self.listener.notice(f"⚠ {exc}", NoticeKind.ERROR)
             return None
         if self.conversation is conv:
             self.new_chat()
@@ -381,7 +399,7 @@ class ChatSession:
             try:
                 self.store.rename_conversation(conv_id, title)
             except BrookError as exc:
-                self.listener.notice(f"⚠ {exc}", "errorNotice")
+                self.listener.notice(f"⚠ {exc}", NoticeKind.ERROR)
                 return
             if self.conversation.id == conv_id:
                 self.conversation.title = title
@@ -389,7 +407,7 @@ class ChatSession:
 
     # -- sending -----------------------------------------------------------------------------------------
     def can_send(self) -> bool:
-        return not self.closing and not self.generating and self.model_state != "error"
+        return not self.closing and not self.generating and self.model_state is not ModelState.ERROR
 
     def send(self, text: str, params: GenerationParams | None = None) -> Message | None:
         """Add ``text`` as a user message to the shown conversation and start the reply. Returns the reply, or
@@ -397,30 +415,14 @@ class ChatSession:
         closing, or no model is loaded (a notice then says why)."""
         if not text.strip() or self.closing or self.generating:
             return None
-        if self.model_state == "error":
+        if self.model_state is ModelState.ERROR:
             self.listener.notice("⚠ No model is loaded (the reason is above). Open a model with File → Open model "
-                                 "(Ctrl+O).", "errorNotice")
+                                 "(Ctrl+O).", NoticeKind.ERROR)
             return None
         conv = self.conversation
         user = conv.add(Message(Role.USER, text))
         self.listener.message_added(conv, user)
         self._save(conv, user)
-        return self.start_reply(conv, params=params).reply
-
-    def regenerate(self, params: GenerationParams | None = None) -> Message | None:
-        """Replace the shown conversation's last reply by a new one. Returns it, or None when the last message is
-        not a finished reply (or a reply is generating, or no model is loaded)."""
-        conv = self.conversation
-        msgs = conv.messages
-        if not self.can_send() or len(msgs) < 2 or msgs[-1].role is not Role.ASSISTANT:
-            return None
-        old = msgs.pop()
-        if self.store is not None and old.db_id is not None:
-            try:
-                self.store.delete_message(old.db_id)
-            except Exception as exc:
-                self._save_failed(exc)
-        self.listener.message_removed(conv, old)
         return self.start_reply(conv, params=params).reply
 
     def start_reply(self, conv: Conversation, reply: Message | None = None,
@@ -534,7 +536,7 @@ class ChatSession:
         if not self._save_warned:
             self._save_warned = True
             self.listener.notice(f"⚠ This chat can't be saved to the history ({exc}); it stays on screen until "
-                                 "you close Brook.", "errorNotice")
+                                 "you close Brook.", NoticeKind.ERROR)
 
     def _schedule_autosave(self) -> None:
         if self._autosave is None and self.store is not None:
@@ -557,10 +559,10 @@ class ChatSession:
         try:
             self.settings.save()
         except BrookError as exc:             # SettingsError: a read-only or missing config folder, a full disk
-            self.listener.notice(f"⚠ {exc}", "errorNotice")
+            self.listener.notice(f"⚠ {exc}", NoticeKind.ERROR)
         except OSError as exc:
             log.error("saving settings failed: %s", exc)
-            self.listener.notice(f"⚠ Settings could not be saved ({exc}).", "errorNotice")
+            self.listener.notice(f"⚠ Settings could not be saved ({exc}).", NoticeKind.ERROR)
 
     # -- closing -----------------------------------------------------------------------------------------
     async def shutdown(self, join_timeout_s: float = 1.5) -> None:

@@ -103,15 +103,6 @@ class SendQueue:
         self.session = session
         self.pending: list[tuple[Conversation, str]] = []       # (conversation, text)
 
-    def submit(self, text: str) -> Message | None:
-        """Send now when possible, else queue. Returns the reply when sent now."""
-        if not text.strip():
-            return None
-        if not self.session.generating and not self.pending:
-            return self.session.send(text, reply_params(self.session))
-        self.pending.append((self.session.conversation, text))
-        return None
-
     def pump(self) -> Message | None:
         """Send the next queued message of the shown chat if it is idle. Returns the reply started, if any."""
         if self.session.generating or not self.session.can_send():

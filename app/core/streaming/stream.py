@@ -258,22 +258,6 @@ def live_streams() -> list[TokenStream]:
         return list(_live)
 
 
-def stop_all_streams(timeout: float = 2.0) -> bool:
-    """Request stop on every live stream and join their workers, waiting at most ``timeout`` seconds in all.
-
-    Blocking: for shutdown paths after the loop has stopped. True if every worker returned. A worker inside an
-    uninterruptible prefill may outlive it (the threads are daemons, so the process can still exit).
-    """
-    streams = live_streams()
-    for s in streams:
-        s.request_stop()
-    deadline = now() + timeout
-    ok = True
-    for s in streams:
-        ok = s.join(max(0.0, deadline - now())) and ok
-    return ok
-
-
 class TokenStream:
     """Async iterator over the chunks of one generation, produced in a worker thread.
 

@@ -5,6 +5,11 @@ from __future__ import annotations
 from PySide6.QtGui import QGuiApplication, QPalette
 from PySide6.QtWidgets import QWidget
 
+from app.core.chat.session import NoticeKind
+
+#: The object name (stylesheet selector, ``#notice`` / ``#errorNotice``) that gives a notice of each kind its look.
+NOTICE_STYLE: dict[NoticeKind, str] = {NoticeKind.INFO: "notice", NoticeKind.ERROR: "errorNotice"}
+
 
 def is_dark() -> bool:
     """True when the application palette is dark (window colour lightness < 128)."""

@@ -16,7 +16,7 @@ import time
 from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
-from app.core.chat.session import ChatSession
+from app.core.chat.session import ChatSession, ModelState
 
 #: A load shorter than this (ms) shows no window.
 SHOW_AFTER_MS = 400
@@ -71,9 +71,9 @@ class LoadProgressDialog(QDialog):
     def _set_title(self) -> None:
         self.title.setText(self.tr("Loading %1…").replace("%1", self.session.engine.name))
 
-    def set_state(self, state: str) -> None:
-        """The session's model state: "loading" starts (a new load: busy bar, Cancel enabled), else done."""
-        if state == "loading":
+    def set_state(self, state: ModelState) -> None:
+        """The session's model state: ``LOADING`` starts (a new load: busy bar, Cancel enabled), else done."""
+        if state is ModelState.LOADING:
             self._loading = True
             self._started = time.monotonic()
             self.fraction = None

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.chat import session_ops
-from app.core.chat.session import ChatSession, SessionListener
+from app.core.chat.session import ChatSession, ModelState, NoticeKind, SessionListener
 from app.core.conversation import Conversation, Message, MessageStatus
 from app.core.errors import BrookError
 from app.core.history.store import Store
@@ -38,7 +38,7 @@ from app.ui.compose.attachments_bar import AttachmentsBar, InputFilter
 from app.ui.compose.context_meter import ContextMeter
 from app.ui.inspector.dock import install_inspector
 from app.ui.look.retranslate import LanguageSwitch
-from app.ui.look.style import apply_style, is_dark
+from app.ui.look.style import NOTICE_STYLE, apply_style, is_dark
 from app.ui.messages.actions import MessageActions
 from app.ui.messages.chat_view import ChatInput, ChatView
 from app.ui.messages.coalescer import Coalescer
@@ -119,7 +119,7 @@ class MainWindow(QMainWindow, SessionListener):
         self._set_send_mode(stop=False)
         self.refresh_history()
         if store is not None and store.problem:
-            self.chat.add_notice(f"⚠ {store.problem}", "errorNotice")
+            self._error_notice(f"⚠ {store.problem}")
         self._refresh_welcome()
         if store is not None:
             self.state.restore()
@@ -355,7 +355,7 @@ class MainWindow(QMainWindow, SessionListener):
             infos = store.list_conversations()
         except BrookError as exc:              # HistoryError: said once in the chat, the list stays as it was
             self.history.blockSignals(False)
-            self.notice(f"⚠ {exc}", "errorNotice")
+            self.notice(f"⚠ {exc}", NoticeKind.ERROR)
             return
         for info in infos:
             item = QListWidgetItem(info.title)
@@ -493,19 +493,19 @@ class MainWindow(QMainWindow, SessionListener):
     def history_changed(self) -> None:
         self.refresh_history()
 
-    def model_state_changed(self, state: str) -> None:
+    def model_state_changed(self, state: ModelState) -> None:
         self.load_dialog.set_state(state)
         self._refresh_welcome()
-        self.status.set_loading(state == "loading")
-        if state == "loading":
+        self.status.set_loading(state is ModelState.LOADING)
+        if state is ModelState.LOADING:
             self.status.set_state(self.tr("loading model…"))
             self.status.set_model(self.session.engine.name)
-        elif state == "error":
+        elif state is ModelState.ERROR:
             cancelled = self.session.load_cancel.is_set()
             self.status.set_state(self.tr("model load cancelled") if cancelled else self.tr("model failed to load"))
             self.context_meter.schedule()
             self.model_ready.emit(False)
-        elif state == "unloaded":
+        elif state is ModelState.UNLOADED:
             self.status.set_state(self.tr("model unloaded to free memory (loads again with your next message)"))
         else:
             self.status.set_state(self.tr("ready"))
@@ -527,12 +527,12 @@ class MainWindow(QMainWindow, SessionListener):
             widget.resend_requested.connect(lambda msg: resend(self.session, msg))
 
     def _error_notice(self, text: str) -> None:
-        self.chat.add_notice(text, "errorNotice")
+        self.chat.add_notice(text, NOTICE_STYLE[NoticeKind.ERROR])
 
-    def notice(self, text: str, kind: str) -> None:
+    def notice(self, text: str, kind: NoticeKind) -> None:
         from app.ui.look.retranslate import core_text  # the core's English notices in the UI language
 
-        self.chat.add_notice(core_text(text), kind)
+        self.chat.add_notice(core_text(text), NOTICE_STYLE[kind])
         self._refresh_welcome()
 
     def _on_painted(self, reply: Message, _n: int) -> None:

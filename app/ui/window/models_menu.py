@@ -12,7 +12,7 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QMenu, QMessageBox, QWidget
 
 from app.core.chat.idle import IdleUnloader
-from app.core.chat.session import ChatSession
+from app.core.chat.session import ChatSession, ModelState
 from app.core.errors import BrookError
 from app.ui.window.menus import Item, Submenu
 
@@ -158,7 +158,7 @@ class ModelsMenu(QObject):
         Returns:
             The unloading task, or None when no model is loaded and idle.
         """
-        if self.session.model_state != "idle":
+        if self.session.model_state is not ModelState.IDLE:
             return None
         self.session.stop_all()
         self.idle.unloaded = True

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QLabel, QLineEdit, QListWidget, QListWidgetItem, Q
 
 from app.core.conversation import Conversation
 from app.core.history.search import SearchHit, TitleHit
+from app.core.history.store import Store
 from app.ui.messages.chat_view import ChatView
 from app.ui.messages.widget import MessageWidget
 
@@ -60,12 +61,13 @@ def show_hit(chat: ChatView, conv: Conversation, message_id: int) -> MessageWidg
 
 
 class SearchPanel(QWidget):
-    """``set_store(store)`` then type. Signals: ``open_requested(int, int)`` and ``closed()`` (Esc)."""
+    """Search ``store`` (None: a panel that finds nothing). Signals: ``open_requested(int, int)`` and ``closed()``
+    (Esc)."""
 
     open_requested = Signal(int, int)
     closed = Signal()
 
-    def __init__(self, store: object | None = None, parent: QWidget | None = None) -> None:
+    def __init__(self, store: Store | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("searchPanel")
         self.store = store
@@ -99,9 +101,6 @@ class SearchPanel(QWidget):
         self.summary.hide()
         self.results.hide()
 
-    def set_store(self, store: object | None) -> None:
-        self.store = store
-
     def focus_query(self) -> None:
         self.query.setFocus()
         self.query.selectAll()
@@ -111,16 +110,15 @@ class SearchPanel(QWidget):
         self._timer.stop()
         text = self.query.text()
         self.results.clear()
-        search = getattr(self.store, "search", None)
-        if not text.strip() or search is None:
+        store = self.store
+        if not text.strip() or store is None:
             self.hits, self.title_hits = [], []
             self.summary.hide()
             self.results.hide()
             return []
         t0 = time.perf_counter()
-        titles = getattr(self.store, "search_titles", None)
-        self.title_hits = titles(text, 20) if titles is not None else []
-        self.hits = search(text, 50)
+        self.title_hits = store.search_titles(text, 20)
+        self.hits = store.search(text, 50)
         ms = (time.perf_counter() - t0) * 1000
         chat_word = self.tr("Chat")
         for t in self.title_hits:         # chats by title first: opening one shows the chat from its start

@@ -9,6 +9,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
 
+from app.core.chat.session import ModelState
+
 
 class WelcomeView(QWidget):
     prompt_chosen = Signal(str)
@@ -46,10 +48,10 @@ class WelcomeView(QWidget):
         lay.addWidget(self.keys)
         self.set_model("")
 
-    def set_model(self, name: str, state: str = "idle") -> None:
-        """Show ``name`` (and "loading…" while ``state`` is "loading")."""
+    def set_model(self, name: str, state: ModelState = ModelState.IDLE) -> None:
+        """Show ``name`` (and "Loading …" while ``state`` is ``LOADING``)."""
         self.title.setText(self.tr("Start a new chat"))
-        if state == "loading":
+        if state is ModelState.LOADING:
             self.model.setText(self.tr("Loading %1…").replace("%1", name))
         elif name:
             self.model.setText(self.tr("Model: %1 · runs on this computer, nothing leaves it").replace("%1", name))

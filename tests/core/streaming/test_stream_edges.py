@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from app.core.streaming.stream import ChunkQueue, QueueClosed, TokenStream, stop_all_streams, tune_switch_interval
+from app.core.streaming.stream import ChunkQueue, QueueClosed, TokenStream, tune_switch_interval
 from app.core.types import Chunk
 from tests.helpers import run
 
@@ -100,34 +100,6 @@ def test_a_tagged_chunk_carries_its_dequeue_stamp() -> None:
         return out
     stamps = run(main())
     assert len(stamps) == 3 and all(t == d and isinstance(t, float) for t, d in stamps)
-
-
-def test_stop_all_streams_stops_and_joins_every_live_worker() -> None:
-    gate = threading.Event()
-
-    def stubborn(stop: threading.Event) -> Iterator[Chunk]:
-        gate.wait()                          # an uninterruptible prefill: ignores the stop event
-        yield Chunk("x")
-
-    def polite(stop: threading.Event) -> Iterator[Chunk]:
-        while not stop.wait(0.001):
-            yield Chunk("y")
-
-    async def main() -> tuple[bool, bool, bool]:
-        a, b = TokenStream(polite, maxsize=1), TokenStream(polite, maxsize=1)
-        a.start()
-        b.start()
-        all_stopped = stop_all_streams(timeout=60)    # returns as soon as both have exited
-        assert a.stopped and b.stopped and not a.alive and not b.alive
-        c = TokenStream(stubborn)
-        c.start()
-        gave_up = not stop_all_streams(timeout=0.01)  # a worker that cannot stop yet: False, not a hang
-        gate.set()
-        await c.wait_closed()
-        await a.wait_closed()
-        await b.wait_closed()
-        return all_stopped, gave_up, stop_all_streams()
-    assert run(main()) == (True, True, True)
 
 
 def test_tune_switch_interval() -> None:

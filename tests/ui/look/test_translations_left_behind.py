@@ -39,13 +39,13 @@ def test_the_inspector_dock_is_chinese(chinese, qtbot) -> None:
 
 
 def test_the_load_progress_window_is_chinese(chinese, qtbot) -> None:
-    from app.core.chat.session import ChatSession
+    from app.core.chat.session import ChatSession, ModelState
     from app.engine.scripted import ScriptedEngine
     from app.ui.window.load_progress import LoadProgressDialog
 
     dlg = LoadProgressDialog(ChatSession(ScriptedEngine(name="SmolLM2")))
     qtbot.addWidget(dlg)
-    dlg.set_state("loading")
+    dlg.set_state(ModelState.LOADING)
     dlg.show()
     assert untranslated(visible_strings(dlg), "SmolLM2") == []
 

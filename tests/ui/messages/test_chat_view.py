@@ -9,6 +9,7 @@ import random
 import pytest
 from PySide6.QtWidgets import QApplication
 
+from app.core.chat.session import ModelState
 from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.engine.scripted import ScriptedEngine
 from app.ui.messages.chat_view import MAX_READING_WIDTH
@@ -92,7 +93,7 @@ def test_the_streaming_reply_is_measured_at_its_own_width(window, qloop, monkeyp
     window.session.engine = ScriptedEngine("Some words in a paragraph. " * 400, tokens_per_s=2000)
     window.session.engine.load()
     window.session._loaded.set()
-    window.session.model_state = "idle"
+    window.session.model_state = ModelState.IDLE
     reply = window.send("go")
     assert reply is not None
     qloop.run_until_complete(asyncio.wait_for(_until(lambda: reply.status.final), 60))

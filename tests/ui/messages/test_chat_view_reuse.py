@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from app.core.chat import session_ops, versions
+from app.core.chat.session import ModelState
 from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.engine.scripted import ScriptedEngine
 from app.ui.messages.widget import MessageWidget, PlainTextView
@@ -111,7 +112,7 @@ def test_the_streaming_reply_keeps_its_widget_while_scrolled_away(window, qtbot,
     window.session.engine = ScriptedEngine("Streaming words go on and on. " * 300, tokens_per_s=200)
     window.session.engine.load()
     window.session._loaded.set()
-    window.session.model_state = "idle"
+    window.session.model_state = ModelState.IDLE
     reply = window.send("one more")
     assert reply is not None
     qloop.run_until_complete(asyncio.wait_for(_until(lambda: len(reply.text) > 200), 60))

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
+from app.core.chat.session import ModelState
 from app.engine.llama import LlamaEngine
 from app.ui.window.main_window import MainWindow
 from tests.helpers import until
@@ -55,12 +56,12 @@ def _cancel_while_loading(w, qtbot, qloop, dialog, old, held, bundled_model) -> 
     assert not dialog.isVisible()
     w.models.load_model(str(bundled_model))
     qloop.run_until_complete(until(lambda: dialog.isVisible() and dialog.fraction))   # the loop keeps running
-    assert w.session.model_state == "loading" and 0.0 < dialog.fraction < 1.0
+    assert w.session.model_state is ModelState.LOADING and 0.0 < dialog.fraction < 1.0
     assert dialog.bar.maximum() == 100 and dialog.bar.value() == round(dialog.fraction * 100)
     assert "SmolLM2" in dialog.title.text() and dialog.elapsed.text()
     qtbot.mouseClick(dialog.cancel_button, Qt.MouseButton.LeftButton)
     assert not dialog.cancel_button.isEnabled()
-    qloop.run_until_complete(until(lambda: w.session.model_state == "idle" and w.session.engine is old
+    qloop.run_until_complete(until(lambda: w.session.model_state is ModelState.IDLE and w.session.engine is old
                                    and not dialog.isVisible()))
     assert old.loaded and not held[0].loaded
     assert len(held[0].reports) == 4                 # llama.cpp made no report after the Cancel: it stopped
@@ -83,7 +84,7 @@ def test_a_cancelled_first_load_says_cancelled_not_failed(qtbot, qloop, bundled_
         qloop.run_until_complete(until(lambda: len(engine.reports) == 4))    # held inside llama.cpp's report
         assert w.session.cancel_load()
         assert qloop.run_until_complete(task) is False
-        assert w.session.model_state == "error" and not engine.loaded
+        assert w.session.model_state is ModelState.ERROR and not engine.loaded
         assert w.status.state_label.text() == "model load cancelled"
     finally:
         w.session.load_cancel.set()

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
+from app.core.chat.session import ModelState
 from app.core.conversation import Role
 from app.core.history.store import Store
 from app.engine.scripted import ScriptedEngine
@@ -68,7 +69,7 @@ def test_unload_frees_the_model_and_the_next_message_loads_it_again(window, qloo
     w = window
     task = w.models.unload_now()
     qloop.run_until_complete(asyncio.wait_for(task, 30))
-    assert not w.session.engine.loaded and w.session.model_state == "unloaded"
+    assert not w.session.engine.loaded and w.session.model_state is ModelState.UNLOADED
     reply = w.send("are you there?")
     assert reply is not None
     qloop.run_until_complete(asyncio.wait_for(until(lambda: reply.status.final), 30))

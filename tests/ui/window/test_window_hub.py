@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QApplication
 
+from app.core.chat.session import ModelState
 from app.core.conversation import MessageStatus
 from app.core.history.store import Store
 from app.engine.scripted import ScriptedEngine
@@ -67,7 +68,7 @@ def test_download_from_the_hub_and_open_it_with_one_click(qtbot, qloop, fake_hub
                                                      for r in range(library.table.rowCount())]
         library.close()
         row.open_button.click()                              # one click: the model loads
-        _settle(qloop, lambda: w.session.model_state == "idle" and "Q4_1" in w.session.engine.name)
+        _settle(qloop, lambda: w.session.model_state is ModelState.IDLE and "Q4_1" in w.session.engine.name)
         assert w.session.settings.model_path == str(expected)
         reply = w.send("Say hello.")
         _settle(qloop, lambda: reply.status.final and not w.session.generating)
