@@ -198,6 +198,18 @@ class LibraryCache:
             log.warning("cannot save the model library cache %s: %s", self.cache_file, exc)
 
 
+def gguf_files(folder: Path) -> list[Path]:
+    """Every ``*.gguf`` file under ``folder`` (recursively), sorted by path; ``[]`` for a missing or unreadable
+    folder. Lists names only (no header is read)."""
+    if not folder.is_dir():
+        return []
+    try:
+        return sorted(p for p in folder.rglob("*") if p.suffix.lower() == ".gguf" and p.is_file())
+    except OSError as exc:
+        log.warning("cannot list %s: %s", folder, exc)
+        return []
+
+
 def scan_models(folder: Path, cache: LibraryCache | None = None,
                 on_model: Callable[[ModelInfo], None] | None = None) -> list[ModelInfo]:
     """Every ``*.gguf`` under ``folder`` (recursively, sorted by path), described (cache first). ``on_model`` is

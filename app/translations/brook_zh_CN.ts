@@ -1,4 +1,4 @@
-<?xml version='1.0' encoding='utf-8'?>
+<?xml version="1.0" encoding="utf-8"?>
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
@@ -127,6 +127,7 @@
     <name>ChatInput</name>
     <message>
         <source>Ask anything…  (Enter to send, Shift+Enter for a new line, Esc to stop)</source>
+        <extracomment>Seconds without a key, click or focus change after which the caret stops blinking (and stays shown): GTK&apos;s ``gtk-cursor-blink-timeout`` (10 s). A blinking caret wakes the window twice a second; an idle window sleeps.</extracomment>
         <translation>随便问点什么…（Enter 发送，Shift+Enter 换行，Esc 停止）</translation>
     </message>
 </context>
@@ -271,11 +272,11 @@
         <translation>本对话（连同你正在输入的内容）发送给模型的 token 数。服务器没有告知其上下文窗口的大小。</translation>
     </message>
     <message>
-        <source>≈ An estimate from the text's length: this server cannot count tokens.</source>
+        <source>≈ An estimate from the text&apos;s length: this server cannot count tokens.</source>
         <translation>≈ 按文本长度估算：此服务器无法统计 token。</translation>
     </message>
     <message>
-        <source>≈ Counted with the server's tokenizer; the few tokens its chat template adds are estimated.</source>
+        <source>≈ Counted with the server&apos;s tokenizer; the few tokens its chat template adds are estimated.</source>
         <translation>≈ 由服务器的分词器统计；聊天模板额外添加的少量 token 为估算值。</translation>
     </message>
     <message numerus="yes">
@@ -342,6 +343,25 @@
     <message>
         <source>Resume</source>
         <translation>继续</translation>
+    </message>
+</context>
+<context>
+    <name>EditMessageDialog</name>
+    <message>
+        <source>Edit and resend</source>
+        <translation>编辑并重新发送</translation>
+    </message>
+    <message>
+        <source>What followed this message is replaced by the new reply.</source>
+        <translation>这条消息之后的内容将被新的回复取代。</translation>
+    </message>
+    <message>
+        <source>Message</source>
+        <translation>消息</translation>
+    </message>
+    <message>
+        <source>Resend</source>
+        <translation>重新发送</translation>
     </message>
 </context>
 <context>
@@ -459,7 +479,7 @@
         <translation>导出此对话</translation>
     </message>
     <message>
-        <source>This chat's settings (system prompt, preset)</source>
+        <source>This chat&apos;s settings (system prompt, preset)</source>
         <translation>此对话的设置（系统提示词、预设）</translation>
     </message>
     <message>
@@ -636,7 +656,7 @@
     </message>
     <message>
         <source>produced</source>
-        <extracomment>The four stamps of a chunk: (Timeline attribute, label, colour); labels translated where drawn ("Inspector").</extracomment>
+        <extracomment>The four stamps of a chunk: (Timeline attribute, label, colour); labels translated where drawn (&quot;Inspector&quot;).</extracomment>
         <translation>生成</translation>
     </message>
     <message>
@@ -794,7 +814,7 @@
     </message>
     <message>
         <source>&amp;File</source>
-        <extracomment>Each menu's title (the source text; shown translated, context "MainWindow").</extracomment>
+        <extracomment>Each menu&apos;s title (the source text; shown translated, context &quot;MainWindow&quot;).</extracomment>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
@@ -904,17 +924,6 @@ Open %2?</source>
     </message>
 </context>
 <context>
-    <name>MessageActions</name>
-    <message>
-        <source>Edit and resend</source>
-        <translation>编辑并重新发送</translation>
-    </message>
-    <message>
-        <source>Message</source>
-        <translation>消息</translation>
-    </message>
-</context>
-<context>
     <name>MessageMenu</name>
     <message>
         <source>Copy</source>
@@ -957,7 +966,7 @@ Open %2?</source>
     <name>MessageStatus</name>
     <message>
         <source>waiting for the model…</source>
-        <extracomment>The links of a reply's ‹ k/n › version switcher.</extracomment>
+        <extracomment>The links of a reply&apos;s ‹ k/n › version switcher.</extracomment>
         <translation>正在等待模型…</translation>
     </message>
     <message>
@@ -985,7 +994,7 @@ Open %2?</source>
     <name>MessageWidget</name>
     <message>
         <source>Reply</source>
-        <extracomment>‹ or › of a reply's version switcher was clicked: the version index (0-based) to show</extracomment>
+        <extracomment>‹ or › of a reply&apos;s version switcher was clicked: the version index (0-based) to show</extracomment>
         <translation>回复</translation>
     </message>
     <message>
@@ -1187,7 +1196,7 @@ Open %2?</source>
         <translation>SHA-256 %1</translation>
     </message>
     <message numerus="yes">
-        <source>%n GGUF file(s); memory for a %1-token context, against this machine's %2</source>
+        <source>%n GGUF file(s); memory for a %1-token context, against this machine&apos;s %2</source>
         <translation>
             <numerusform>%n 个 GGUF 文件；按 %1 个 token 的上下文估算内存，对比本机 %2</numerusform>
         </translation>
@@ -1342,12 +1351,12 @@ Open %2?</source>
 <context>
     <name>Notes</name>
     <message>
-        <source>The oldest message was left out of this reply's prompt: the chat no longer fits the model's context window. Start a new chat, or paste the part that matters again.</source>
-        <extracomment>The link target the window puts in an unanswered reply's note ("Resend"). The notes' texts, in English; the window shows them in its language (``app.ui.look.retranslate.core_text`` matches a note against these templates, ``%1`` a number).</extracomment>
+        <source>The oldest message was left out of this reply&apos;s prompt: the chat no longer fits the model&apos;s context window. Start a new chat, or paste the part that matters again.</source>
+        <extracomment>The link target the window puts in an unanswered reply&apos;s note (&quot;Resend&quot;). The notes&apos; texts, in English; the window shows them in its language (``app.ui.look.retranslate.core_text`` matches a note against these templates, ``%1`` a number).</extracomment>
         <translation>最早的一条消息没有放进这条回复的提示词：对话已超出模型的上下文窗口。请开始新对话，或把重要的部分重新粘贴一次。</translation>
     </message>
     <message>
-        <source>The %1 oldest messages were left out of this reply's prompt: the chat no longer fits the model's context window. Start a new chat, or paste the part that matters again.</source>
+        <source>The %1 oldest messages were left out of this reply&apos;s prompt: the chat no longer fits the model&apos;s context window. Start a new chat, or paste the part that matters again.</source>
         <translation>最早的 %1 条消息没有放进这条回复的提示词：对话已超出模型的上下文窗口。请开始新对话，或把重要的部分重新粘贴一次。</translation>
     </message>
     <message>
@@ -1388,7 +1397,7 @@ Open %2?</source>
         <translation>专注、可复现：事实、代码、摘要、信息提取。</translation>
     </message>
     <message>
-        <source>llama.cpp's defaults with temperature 0.7: everyday chat.</source>
+        <source>llama.cpp&apos;s defaults with temperature 0.7: everyday chat.</source>
         <translation>llama.cpp 默认值，温度 0.7：日常聊天。</translation>
     </message>
     <message>
@@ -1397,7 +1406,7 @@ Open %2?</source>
     </message>
     <message>
         <source>Precise</source>
-        <extracomment>The names, for translation (the UI shows ``translate("Presets", name)``).</extracomment>
+        <extracomment>The names, for translation (the UI shows ``translate(&quot;Presets&quot;, name)``).</extracomment>
         <translation>精确</translation>
     </message>
     <message>
@@ -1413,7 +1422,7 @@ Open %2?</source>
     <name>Provenance</name>
     <message>
         <source>model</source>
-        <extracomment>Bytes read per step while hashing (1 MiB). Sampling parameters shown by ``describe``, in this order. ``describe``'s labels (the UI translates them in the "Provenance" context).</extracomment>
+        <extracomment>Bytes read per step while hashing (1 MiB). Sampling parameters shown by ``describe``, in this order. ``describe``&apos;s labels (the UI translates them in the &quot;Provenance&quot; context).</extracomment>
         <translation>模型</translation>
     </message>
     <message>
@@ -1528,7 +1537,7 @@ Open %2?</source>
     <name>SearchPanel</name>
     <message>
         <source>Search all chats…</source>
-        <extracomment>How long a search hit's message stays outlined after it was opened (ms). Typing pause before the query runs (ms).</extracomment>
+        <extracomment>How long a search hit&apos;s message stays outlined after it was opened (ms). Typing pause before the query runs (ms).</extracomment>
         <translation>搜索所有对话…</translation>
     </message>
     <message>
@@ -1647,7 +1656,7 @@ Open %2?</source>
         <translation>此 llama.cpp 构建不含 GPU 后端：模型在 CPU 上运行。</translation>
     </message>
     <message>
-        <source>default: the models folder in Brook's data folder</source>
+        <source>default: the models folder in Brook&apos;s data folder</source>
         <translation>默认：Brook 数据文件夹中的 models 文件夹</translation>
     </message>
     <message>
@@ -1719,7 +1728,7 @@ Open %2?</source>
         <translation>事件循环看门狗阈值</translation>
     </message>
     <message>
-        <source>When the window's event loop does not turn for longer than this (a stutter you would notice), Brook logs one warning with the stack of the code that held it up, and the stream inspector counts the stall. Default 100 ms; lower finds shorter stutters, 0 turns the watchdog off. Applies at once.</source>
+        <source>When the window&apos;s event loop does not turn for longer than this (a stutter you would notice), Brook logs one warning with the stack of the code that held it up, and the stream inspector counts the stall. Default 100 ms; lower finds shorter stutters, 0 turns the watchdog off. Applies at once.</source>
         <translation>当窗口的事件循环停顿超过此时长（你能察觉到的卡顿）时，Brook 会记录一条警告，附上造成阻塞的代码调用栈，流式检查器也会计入这次卡顿。默认 100 ms；更低的值能发现更短的卡顿，0 表示关闭看门狗。立即生效。</translation>
     </message>
     <message>
@@ -1735,7 +1744,7 @@ Open %2?</source>
         <translation>跟随系统语言</translation>
     </message>
     <message>
-        <source>Language of Brook's windows (changes at once).</source>
+        <source>Language of Brook&apos;s windows (changes at once).</source>
         <translation>Brook 窗口的语言（立即生效）。</translation>
     </message>
     <message>
@@ -1799,7 +1808,7 @@ Open %2?</source>
         <translation>模型写出这些文本时结束回复（不显示）。</translation>
     </message>
     <message>
-        <source>CPU threads for the model (empty = llama.cpp's choice, usually the number of cores).</source>
+        <source>CPU threads for the model (empty = llama.cpp&apos;s choice, usually the number of cores).</source>
         <translation>模型使用的 CPU 线程数（自动 = 由 llama.cpp 决定，通常等于核心数）。</translation>
     </message>
     <message>

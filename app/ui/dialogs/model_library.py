@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.text import format_bytes
-from app.engine.library import LibraryCache, ModelInfo, scan_models
+from app.engine.library import LibraryCache, ModelInfo, gguf_files, scan_models
 
 
 class _Relay(QObject):
@@ -129,13 +129,24 @@ class ModelLibraryDialog(QDialog):
         self.status.setText(self.tr("Reading model headers…"))
         self.rescan_button.setEnabled(False)
         relay, folder, extra, cache = self._relay, self.folder, list(self.extra), self.cache
+        shown: set[str] = set()
+        if cache is not None:         # what the cache knows is listed at once; the thread reads the rest
+            for p in [*extra, *gguf_files(folder)]:
+                info = cache.get(p)
+                if info is not None:
+                    self._add((gen, info))
+                    shown.add(info.path)
 
         def work() -> None:
             from app.engine.library import read_model_info
 
             for p in extra:
-                relay.found.emit((gen, read_model_info(p)))
-            scan_models(folder, cache, lambda info: relay.found.emit((gen, info)))
+                info = (cache.get(p) if cache is not None else None) or read_model_info(p)
+                if cache is not None:
+                    cache.put(p, info)
+                if info.path not in shown:
+                    relay.found.emit((gen, info))
+            scan_models(folder, cache, lambda info: None if info.path in shown else relay.found.emit((gen, info)))
             relay.finished.emit(gen)
 
         self.scanning = threading.Thread(target=work, name="model library scan", daemon=True)

@@ -9,7 +9,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QPoint, Qt
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QInputDialog, QMenu, QWidget
+from PySide6.QtWidgets import QMenu, QWidget
 
 from app.core.chat import session_ops
 from app.core.chat.session import ChatSession
@@ -45,10 +45,12 @@ class MessageActions(QObject):
         QGuiApplication.clipboard().setText(msg.text)
 
     def edit(self, msg: Message) -> Message | None:
-        text, ok = QInputDialog.getMultiLineText(self.parent_widget, self.tr("Edit and resend"), self.tr("Message"),
-                                                 msg.text)
-        if not ok or not text.strip():
+        from app.ui.dialogs.edit_message import EditMessageDialog
+
+        dlg = EditMessageDialog(msg.text, self.parent_widget)
+        if not dlg.exec() or not dlg.text().strip():
             return None
+        text = dlg.text()
         return session_ops.edit_and_resend(self.session, msg, text)
 
     def delete(self, msg: Message) -> bool:

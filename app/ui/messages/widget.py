@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QSizePolicy,
+    QStyle,
     QTextBrowser,
     QVBoxLayout,
     QWidget,
@@ -130,7 +131,7 @@ class MessageWidget(QFrame):
         lay.addLayout(head)
         self.view: MarkdownView | None = None
         self.plain: PlainTextView | None = None
-        self._chips: list[QLabel] = []
+        self._chips: list[QWidget] = []
         if message.role is Role.ASSISTANT:
             self.view = MarkdownView(self)
             lay.addWidget(self.view)
@@ -202,11 +203,21 @@ class MessageWidget(QFrame):
             for k, att in enumerate(attachments):   # shown folded: name and token count; the text in the tooltip
                 tokens = " · " + self.tr("%1 tokens").replace("%1", f"{att.tokens:,}") if att.tokens is not None else ""
                 chars = self.tr("%1 characters").replace("%1", f"{len(att.text):,}")
-                chip = QLabel(f"⎘ {_escape(att.name)}{tokens} · {chars}", self)
+                row = QWidget(self)                 # the style's file icon: a "⎘"/"📎" needs a symbol font
+                row_lay = QHBoxLayout(row)
+                row_lay.setContentsMargins(0, 0, 0, 0)
+                row_lay.setSpacing(4)
+                icon = QLabel(row)
+                icon.setObjectName("attachmentIcon")
+                side = max(12, self.fontMetrics().height())
+                icon.setPixmap(self.style().standardIcon(QStyle.StandardPixmap.SP_FileIcon).pixmap(side, side))
+                chip = QLabel(f"{_escape(att.name)}{tokens} · {chars}", row)
                 chip.setObjectName("attachmentChip")
-                chip.setToolTip(att.text[:2000] + ("…" if len(att.text) > 2000 else ""))
-                lay.insertWidget(2 + k, chip)
-                self._chips.append(chip)
+                row.setToolTip(att.text[:2000] + ("…" if len(att.text) > 2000 else ""))
+                row_lay.addWidget(icon)
+                row_lay.addWidget(chip, 1)
+                lay.insertWidget(2 + k, row)
+                self._chips.append(row)
         self.update_status()
 
     def set_rendered(self, renderer: Any) -> None:

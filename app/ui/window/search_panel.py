@@ -167,6 +167,11 @@ class SearchPanel(QWidget):
             self._timer.start()
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if obj is self.query and event.type() == QEvent.Type.ShortcutOverride:
+            assert isinstance(event, QKeyEvent)
+            if event.key() == Qt.Key.Key_Escape:     # the window's Esc (Stop) shortcut would take it first
+                event.accept()
+                return True
         if obj is self.query and event.type() == QEvent.Type.KeyPress:
             assert isinstance(event, QKeyEvent)
             key = event.key()

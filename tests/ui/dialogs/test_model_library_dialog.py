@@ -40,3 +40,20 @@ def test_empty_folder_explains_what_to_do(qtbot, tmp_path: Path) -> None:
     qtbot.addWidget(dlg)
     qtbot.waitUntil(lambda: dlg.rescan_button.isEnabled())
     assert "No GGUF files here yet" in dlg.status.text()
+
+
+def test_cached_models_are_listed_at_once(qtbot, tmp_path: Path) -> None:
+    """The table is filled from the cache when the dialog opens, not seconds later when the headers are read."""
+    from app.engine.library import LibraryCache, scan_models
+    from tests.engine.test_library import write_gguf
+
+    folder = tmp_path / "models"
+    folder.mkdir()
+    write_gguf(folder / "tiny.gguf")
+    cache = LibraryCache(tmp_path / "cache.json")
+    scan_models(folder, cache)                 # an earlier visit
+    dlg = ModelLibraryDialog(folder, cache=LibraryCache(tmp_path / "cache.json"))
+    qtbot.addWidget(dlg)
+    assert dlg.table.rowCount() == 1 and dlg.table.item(0, 0).text() == "tiny.gguf"     # before any event
+    qtbot.waitUntil(lambda: dlg.rescan_button.isEnabled())
+    assert dlg.table.rowCount() == 1                                                     # not listed twice

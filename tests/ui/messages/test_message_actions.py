@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QInputDialog
 
 pytest.importorskip("app.core.chat.session")
 
@@ -46,7 +45,12 @@ def test_menu_operations_keep_the_stored_chat_consistent(qtbot, qloop, tmp_path:
         assert "seed" in widget.figures.toolTip() or "seed" in widget.who.toolTip()
         assert acts.show_version(reply, 0) and versions.label(reply) == "1/2"
         user = w.session.conversation.messages[0]
-        monkeypatch.setattr(QInputDialog, "getMultiLineText", lambda *a, **k: ("hello again", True))
+        from app.ui.dialogs.edit_message import EditMessageDialog
+
+        def edited(dlg: EditMessageDialog) -> int:
+            dlg.editor.setPlainText("hello again")
+            return 1
+        monkeypatch.setattr(EditMessageDialog, "exec", edited)
         new = acts.edit(user)
         assert new is not None
         run(asyncio.wait_for(until(lambda: new.status.final and not w.session.generating), 30))

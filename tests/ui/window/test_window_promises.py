@@ -291,3 +291,55 @@ def test_the_sidebar_scrollbar_handle_is_not_black(window, qloop):
     dark = sum(1 for x in range(image.width()) for y in range(image.height())
                if image.pixelColor(x, y).lightness() < 40)
     assert dark == 0, f"{dark} near-black pixels in the sidebar's scrollbar"
+
+
+def test_esc_clears_the_search(window, qloop, qtbot):
+    w = window("Hi")
+    reply = w.send("findable words")
+    _settle(qloop, lambda: reply.status.final and not w.session.generating)
+    w.activateWindow()
+    w.search_panel.focus_query()
+    qtbot.keyClicks(w.search_panel.query, "findable")
+    assert w.search_panel.query.text() == "findable"
+    qtbot.keyClick(w.search_panel.query, Qt.Key.Key_Escape)
+    assert w.search_panel.query.text() == ""
+
+
+def test_edit_and_resend_is_a_wide_wrapping_box(window, qloop, monkeypatch):
+    from PySide6.QtWidgets import QPlainTextEdit
+
+    from app.ui.dialogs.edit_message import EditMessageDialog
+
+    w = window("Reply.")
+    reply = w.send("a long message " * 30)
+    _settle(qloop, lambda: reply.status.final and not w.session.generating)
+    seen: list[tuple[int, QPlainTextEdit.LineWrapMode]] = []
+
+    def look(dlg: EditMessageDialog) -> int:
+        dlg.show()
+        QApplication.processEvents()
+        seen.append((dlg.editor.width(), dlg.editor.lineWrapMode()))
+        dlg.editor.setPlainText("shorter")
+        return 1
+    monkeypatch.setattr(EditMessageDialog, "exec", look)
+    new = w.messages.edit(w.session.conversation.messages[0])
+    _settle(qloop, lambda: new is not None and new.status.final and not w.session.generating)
+    width, wrap = seen[0]
+    assert width >= 500 and wrap == QPlainTextEdit.LineWrapMode.WidgetWidth
+    assert w.session.conversation.messages[0].text == "shorter"
+
+
+def test_an_attachment_is_marked_with_an_icon_not_a_symbol_glyph(window, qloop):
+    from PySide6.QtWidgets import QLabel
+
+    from app.core.chat.attachments import Attachment
+
+    w = window("Read it.")
+    text = "What is this?\n\n" + Attachment("notes.txt", "hello\n", tokens=3).as_markdown()
+    reply = w.send(text)
+    _settle(qloop, lambda: reply.status.final and not w.session.generating)
+    widget = w.chat.widget_for(w.session.conversation.messages[0])
+    [chip] = [c for c in widget.findChildren(QLabel) if c.objectName() == "attachmentChip"]
+    [icon] = [c for c in widget.findChildren(QLabel) if c.objectName() == "attachmentIcon"]
+    assert chip.text().startswith("notes.txt") and not any(ord(ch) > 0x2000 for ch in chip.text().split(" · ")[0])
+    assert icon.pixmap() is not None and not icon.pixmap().isNull()
