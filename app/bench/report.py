@@ -195,8 +195,26 @@ def plot_tick_cost(series: dict[str, Any], path: Path) -> Path | None:
     return path
 
 
+#: Fewer stops than this are drawn one bar per stop (a histogram of 8 values is 8 slivers); more, as a histogram.
+STOPS_AS_BARS = 40
+#: A frame histogram whose tallest bin holds fewer frames than this keeps a linear count axis (a log axis for
+#: counts of 1-5 makes one frame look like a hundred).
+LOG_COUNTS_FROM = 50
+
+
 def plot_frame_intervals(series: dict[str, Any], path: Path) -> Path | None:
     """Histogram of frame intervals (ms) while streaming, without and with the inspector open."""
+    fig = frame_intervals_figure(series)
+    if fig is None:
+        return None
+    fig.savefig(path)
+    _plt().close(fig)
+    return path
+
+
+def frame_intervals_figure(series: dict[str, Any]) -> Any:
+    """The frame-interval figure (matplotlib ``Figure``), or None without intervals. Counts are on a log axis only
+    when a bin holds ``LOG_COUNTS_FROM`` frames or more."""
     base = series.get("frame_intervals_ms") or []
     if not base:
         return None
@@ -208,43 +226,68 @@ def plot_frame_intervals(series: dict[str, Any], path: Path) -> Path | None:
     def p99(xs: list[float]) -> float:
         return sorted(xs)[min(len(xs) - 1, int(0.99 * len(xs)))]
 
-    ax.hist([min(x, bins[-1]) for x in base], bins=bins, alpha=0.6, color="#1f77b4",
-            label=f"inspector closed (p99 {p99(base):.1f} ms)")
+    counts, _edges, _bars = ax.hist([min(x, bins[-1]) for x in base], bins=bins, alpha=0.6, color="#1f77b4",
+                                    label=f"inspector closed (p99 {p99(base):.1f} ms)")
+    tallest = max(counts)
     if with_panel:
-        ax.hist([min(x, bins[-1]) for x in with_panel], bins=bins, alpha=0.5, color="#ff7f0e",
-                label=f"inspector open (p99 {p99(with_panel):.1f} ms)")
+        more, _edges, _bars = ax.hist([min(x, bins[-1]) for x in with_panel], bins=bins, alpha=0.5,
+                                      color="#ff7f0e", label=f"inspector open (p99 {p99(with_panel):.1f} ms)")
+        tallest = max(tallest, max(more))
+    if tallest >= LOG_COUNTS_FROM:
+        ax.set_yscale("log")
+    else:
+        ax.yaxis.get_major_locator().set_params(integer=True)
     for x, text in ((16.7, "16.7 ms tick"), (20, "p99 budget 20"), (50, "max budget 50")):
         ax.axvline(x, color="grey", ls=":", lw=1)
         ax.text(x, ax.get_ylim()[1] * 0.95, f" {text}", rotation=90, va="top", fontsize=8, color="grey")
-    ax.set_yscale("log")
     ax.set_xlabel(f"interval between render ticks (ms; longer ones counted at {bins[-1]:.0f})")
     ax.set_ylabel("frames")
     ax.set_title("Frame intervals while streaming 2,000 tokens/s of mixed markdown")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return fig
 
 
 def plot_stop_latency(series: dict[str, Any], result: dict[str, Any], path: Path) -> Path | None:
-    """Distribution of Stop click → worker thread stopped (ms), with the budget."""
+    """Stop click → worker thread stopped (ms) per stop, with the budget."""
+    fig = stop_latency_figure(series, result)
+    if fig is None:
+        return None
+    fig.savefig(path)
+    _plt().close(fig)
+    return path
+
+
+def stop_latency_figure(series: dict[str, Any], result: dict[str, Any]) -> Any:
+    """The stop-latency figure (matplotlib ``Figure``), or None without stops: one bar per stop (its latency)
+    under ``STOPS_AS_BARS`` stops, else a histogram of 1 ms-or-wider bins; the budget (one token interval + 50 ms)
+    as a line."""
     lat = series.get("stop_latency_ms") or []
     if not lat:
         return None
     plt = _plt()
     fig, ax = plt.subplots(figsize=(8, 3.6), dpi=110)
-    ax.hist(lat, bins=30, color="#2ca02c", alpha=0.8)
     budget = float(result.get("token_interval_ms", 0.0)) + 50.0
-    ax.axvline(budget, color="#d62728", ls="--", lw=1.5)
-    ax.text(budget, ax.get_ylim()[1] * 0.9, f" budget {budget:.0f} ms", color="#d62728", fontsize=8)
-    ax.set_xlabel("Stop click → worker thread stopped (ms)")
-    ax.set_ylabel("stops")
+    if len(lat) < STOPS_AS_BARS:
+        ax.bar(range(1, len(lat) + 1), lat, width=0.7, color="#2ca02c", alpha=0.8)
+        ax.axhline(budget, color="#d62728", ls="--", lw=1.5)
+        ax.text(0.5, budget, f" budget {budget:.0f} ms", color="#d62728", fontsize=8, va="bottom")
+        ax.set_xticks(range(1, len(lat) + 1))
+        ax.set_xlabel("stop")
+        ax.set_ylabel("Stop click → worker stopped (ms)")
+        ax.set_ylim(0, max(max(lat), budget) * 1.15)
+    else:
+        hi = max(max(lat), budget)
+        width = max(1.0, hi / 40)
+        bins = [i * width for i in range(int(hi / width) + 2)]
+        ax.hist(lat, bins=bins, color="#2ca02c", alpha=0.8)
+        ax.axvline(budget, color="#d62728", ls="--", lw=1.5)
+        ax.text(budget, ax.get_ylim()[1] * 0.9, f" budget {budget:.0f} ms", color="#d62728", fontsize=8)
+        ax.set_xlabel("Stop click → worker thread stopped (ms)")
+        ax.set_ylabel("stops")
     ax.set_title(f"Stop latency over {len(lat)} stops at random moments")
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return fig
 
 
 def plot_throughput(result: dict[str, Any], path: Path) -> Path | None:

@@ -74,3 +74,25 @@ def test_replot_writes_the_report_again_from_saved_results(tmp_path: Path) -> No
     assert main(["--replot", "--out", str(tmp_path)]) == 0
     assert (tmp_path / "stop_latency.png").read_bytes().startswith(PNG)
     assert main(["--replot", "--out", str(tmp_path / "empty")]) == 2      # nothing saved there: refused
+
+
+def test_a_few_stops_are_one_visible_bar_each_with_the_budget_line() -> None:
+    from app.bench.report import stop_latency_figure
+
+    fig = stop_latency_figure({"stop_latency_ms": [0.4, 0.6, 0.5, 0.7, 0.3, 0.5, 0.6, 0.4]},
+                              {"token_interval_ms": 20.0})
+    fig.canvas.draw()
+    [ax] = fig.axes
+    bars = [p for p in ax.patches if p.get_height() > 0]
+    assert len(bars) == 8
+    assert min(b.get_window_extent().width for b in bars) >= 20          # px: not slivers under a pixel wide
+    assert [line.get_ydata()[0] for line in ax.lines] == [70.0]         # the budget
+
+
+def test_frame_counts_use_a_log_axis_only_for_large_counts() -> None:
+    from app.bench.report import frame_intervals_figure
+
+    few = frame_intervals_figure({"frame_intervals_ms": [16.0, 17.0, 17.0, 40.0]})
+    assert few.axes[0].get_yscale() == "linear"
+    many = frame_intervals_figure({"frame_intervals_ms": [16.0] * 500 + [40.0]})
+    assert many.axes[0].get_yscale() == "log"
