@@ -160,8 +160,9 @@ class Conversation:
                     turns.pop()                  # unanswered: its reply was deleted or never came
                 turns.append({"role": "user", "content": text})
             elif not text:
-                if turns and turns[-1]["role"] == "user":
+                if m.status.final and turns and turns[-1]["role"] == "user":
                     turns.pop()                  # stopped or failed before any text: the pair is left out
+                # (a reply still waiting or reading the prompt keeps its question: the context meter counts it)
             elif not turns:
                 continue                         # a reply before any question
             elif turns[-1]["role"] == "assistant":

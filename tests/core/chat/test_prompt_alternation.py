@@ -75,3 +75,17 @@ def test_any_history_gives_a_valid_alternation(messages: list[Message], system: 
     prompt = c.prompt_messages(upto=reply)
     assert_alternates(prompt)
     assert prompt[-1] == {"role": "user", "content": "new question"}   # the newest question is answered
+
+
+def test_a_reply_still_reading_the_prompt_keeps_its_question() -> None:
+    """The context meter counts the chat while its first reply reads the prompt (issue 24: it read 0): a reply
+    with no text yet that has not ended is not an unanswered question."""
+    for status in (MessageStatus.WAITING, MessageStatus.PREFILL, MessageStatus.GENERATING):
+        c = Conversation()
+        c.add(Message(Role.USER, "How long is the Yangtze?"))
+        c.add(Message(Role.ASSISTANT, "", status=status))
+        assert c.prompt_messages() == [{"role": "user", "content": "How long is the Yangtze?"}], status
+    c = Conversation()
+    c.add(Message(Role.USER, "How long is the Yangtze?"))
+    c.add(Message(Role.ASSISTANT, "", status=MessageStatus.STOPPED))
+    assert c.prompt_messages() == []                       # ended without text: left out, as before
