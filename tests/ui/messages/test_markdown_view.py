@@ -386,3 +386,22 @@ def test_a_font_change_keeps_the_ui_font_families(qtbot) -> None:
     font = view.document().defaultFont()
     assert font.families() == UI_FONT_FAMILIES
     assert font.pointSizeF() == bigger.pointSizeF()
+
+
+def test_a_long_run_without_break_opportunities_gets_them_in_the_view_only(qtbot) -> None:
+    """Qt lays a run with no break opportunity out in superlinear time: the view adds zero-width spaces to it
+    (not to tags: a long link target stays whole); the renderer's HTML and a copied selection keep none."""
+    from app.ui.messages.markdown_view import RUN_BREAK_CHARS
+
+    word = "x" * 5_000
+    url = "https://example.org/" + "y" * 1_000
+    v = MarkdownView(theme="light")
+    qtbot.addWidget(v)
+    v.set_text(f"A word: {word} and [a link]({url})\n")
+    shown = v.toPlainText()
+    assert shown.count("\u200b") >= 5_000 // RUN_BREAK_CHARS - 1        # break opportunities in the view …
+    assert "\u200b" not in v.renderer.html and word in v.renderer.html   # … not in the renderer's HTML
+    assert url in v.document().toHtml()                                   # the link's target is untouched
+    v.selectAll()
+    copied = v.createMimeDataFromSelection().text()
+    assert "\u200b" not in copied and word in copied                      # a copy has the text as written
