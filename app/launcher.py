@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from app.crash import report_startup_error, report_uncaught
 
 if TYPE_CHECKING:
+    from app.engine.remote.engine import RemoteConnection
     from app.ui.window.main_window import MainWindow
 
 log = logging.getLogger("brook")
@@ -135,7 +136,7 @@ def enable_faulthandler(log_file: Path | None) -> None:
         pass
 
 
-def remote_connection(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def remote_connection(args: argparse.Namespace) -> RemoteConnection | None:
     """The server to chat with: ``--remote URL``, else the connection saved as active in the Server menu (its
     API key from the OS keyring), else None (a local model). ``--model`` always means the local model."""
     from app.engine.remote.engine import RemoteConnection
@@ -228,7 +229,8 @@ def main(argv: list[str] | None = None) -> int:
     if prestart is not None:       # the engine host imports llama.cpp while the window is built
         prestart()
 
-    app = QApplication.instance() or QApplication(sys.argv[:1])
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
     app.setApplicationName("Brook")
     app.setDesktopFileName("brook")
     app.setWindowIcon(app_icon())

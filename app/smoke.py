@@ -33,6 +33,7 @@ from app.core.render.math_render import MATH_SCHEME
 from app.core.types import GenerationParams
 
 if TYPE_CHECKING:
+    from app.engine.hosted import HostedEngine
     from app.ui.window.main_window import MainWindow
 
 SMOKE_PROMPT = "Write a Python function that reverses a string. Put the code in a fenced code block."
@@ -73,13 +74,15 @@ class StallMonitor(QObject):
             self.max_gap_ms = gap
 
 
-def _hosted(engine: object) -> object | None:
+def _hosted(engine: object) -> HostedEngine | None:
     """The engine host's engine behind ``engine`` (through ``--slow-ms``'s wrapper), or None."""
+    from app.engine.hosted import HostedEngine
+
     inner = getattr(engine, "inner", engine)
-    return inner if hasattr(inner, "inject_fault") else None
+    return inner if isinstance(inner, HostedEngine) else None
 
 
-async def _second_reply(window, args: argparse.Namespace) -> Message | int:
+async def _second_reply(window: MainWindow, args: argparse.Namespace) -> Message | int:
     """After a crash: send the prompt again and wait for that reply (or the exit status of a failure)."""
     done: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
     reply = window.send(args.prompt or SMOKE_PROMPT, params=SMOKE_PARAMS)
@@ -200,16 +203,18 @@ async def run_smoke_test(window: MainWindow, load: asyncio.Future[bool], args: a
         await asyncio.sleep(0.1)
         if not window.grab().save(args.screenshot):
             return _fail(f"could not save the screenshot to {args.screenshot}")
+    second: Message | None = None            # the reply after the fault (``--engine-fault``)
     if fault is not None:
-        second = await _second_reply(window, args)
-        if isinstance(second, int):
-            return second
+        got = await _second_reply(window, args)
+        if isinstance(got, int):
+            return got
+        second = got
         result.update({"engine_fault": fault, "engine_crashed": getattr(hosted, "crashes", 0) > 0,
                        "engine_restarted": getattr(hosted, "host_pid", None) not in (None, host_pid),
                        "first_reply_chars": len(reply.text), "first_stop_reason": reply.stop_reason,
                        "second_reply_chars": len(second.text), "second_status": second.status.value})
     print(json.dumps(result), flush=True)
-    if fault is not None:
+    if fault is not None and second is not None:
         if not result["engine_crashed"] or FAULT_WORDS[fault] not in str(reply.stop_reason):
             return _fail(f"the fault {fault} did not end the first reply as a crash ({reply.stop_reason})")
         if not result["first_reply_chars"]:

@@ -211,7 +211,7 @@ def measure_streaming_open(texts: list[str], folder: Path, pairs: int = 1000, ar
         from PySide6.QtWidgets import QApplication
 
         app = QApplication.instance()
-        assert app is not None
+        assert isinstance(app, QApplication)
         app.setQuitOnLastWindowClosed(False)
         store = Store(folder / "history-streaming.sqlite3")
         conv_id = fill(store, pairs, texts)

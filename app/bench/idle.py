@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         from PySide6.QtWidgets import QApplication
 
         app = QApplication.instance()
-        assert app is not None
+        assert isinstance(app, QApplication)
         app.setQuitOnLastWindowClosed(False)
         result: dict[str, Any] = {"bench": "idle", "seconds": args.seconds}
         result["bare"] = loop.run_until_complete(_bare(args.seconds))

@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         from app.ui.window.main_window import MainWindow
 
         app = QApplication.instance()
-        assert app is not None
+        assert isinstance(app, QApplication)
         app.setQuitOnLastWindowClosed(False)
         engine = RemoteEngine(RemoteConnection(bench.server.url))
         store = Store(Path(tmp) / "history.sqlite3")

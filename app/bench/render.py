@@ -291,7 +291,12 @@ async def _stream_in_window(app: Any, chunks: list[str], rate: float, tmp: Path,
     watchdog.start()
     done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
     first: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-    window.reply_finished.connect(lambda m: done.done() or done.set_result(m))
+
+    def finished(m: object) -> None:
+        if not done.done():
+            done.set_result(m)
+
+    window.reply_finished.connect(finished)
 
     def painted(msg: Any, _n: int) -> None:
         if not first.done():

@@ -115,6 +115,13 @@ BUDGETS = [
 ]
 
 
+def _text(out: str | bytes | None) -> str:
+    """A timed-out run's captured output as text (``TimeoutExpired`` may hold bytes)."""
+    if isinstance(out, bytes):
+        return out.decode("utf-8", "replace")
+    return out or ""
+
+
 def available() -> set[str]:
     from app.bench.__main__ import _names
     return set(_names())
@@ -133,7 +140,7 @@ def run_bench(name: str, args: list[str], out: Path, timeout_s: float) -> dict[s
                               timeout=timeout_s, env=env, check=False)
         log, code = proc.stdout + proc.stderr, proc.returncode
     except subprocess.TimeoutExpired as exc:
-        log = f"{exc.stdout or ''}{exc.stderr or ''}\n(timed out after {timeout_s:.0f} s)"
+        log = f"{_text(exc.stdout)}{_text(exc.stderr)}\n(timed out after {timeout_s:.0f} s)"
         code = -1
     seconds = time.perf_counter() - t0
     result = None

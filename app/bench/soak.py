@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import gc
 import logging
 from typing import Any
@@ -20,10 +21,15 @@ from typing import Any
 from app.bench._util import PaintStage, emit, qt_loop, rss_mb, thread_count, wait_until
 from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.core.streaming.generation import Generation, StreamSettings, generate
+from app.core.streaming.metrics import StreamMetrics
 from app.core.streaming.scheduler import FairScheduler
 from app.core.streaming.stream import live_streams
 from app.core.types import GenerationParams
 from app.engine.scripted import DEFAULT_REPLY, ScriptedEngine
+
+
+def _painted_all(m: StreamMetrics) -> bool:
+    return len(m.painted) >= len(m.dequeued)
 
 
 async def replies(engine: ScriptedEngine, sched: FairScheduler, stage: PaintStage, conv: Conversation, n: int,
@@ -37,7 +43,7 @@ async def replies(engine: ScriptedEngine, sched: FairScheduler, stage: PaintStag
         await generate(engine, sched, conv, reply, params, settings=StreamSettings(paint_grace_s=0.2),
                        generation=gen)
         m = gen.metrics
-        await wait_until(lambda m=m: len(m.painted) >= len(m.dequeued), 10.0)
+        await wait_until(functools.partial(_painted_all, m), 10.0)
         assert gen.stream is not None
         await gen.stream.wait_closed()
         stage.detach(reply)

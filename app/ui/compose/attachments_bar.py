@@ -115,8 +115,9 @@ class AttachmentsBar(QWidget):
     def _redraw(self) -> None:
         while self.row.count() > 2:                   # keep the error label and the stretch
             item = self.row.takeAt(1)
-            if item.widget() is not None:
-                item.widget().deleteLater()
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.deleteLater()
         for i, att in enumerate(self.items):
             tokens = f" · {att.tokens:,} tokens" if att.tokens is not None else ""
             chip = QPushButton(f"{att.name}{tokens}  ✕")

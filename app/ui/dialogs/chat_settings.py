@@ -25,6 +25,8 @@ from app.ui.dialogs.sampling_form import SamplingForm
 
 
 class ChatSettingsDialog(QDialog):
+    sampling: SamplingForm
+
     def __init__(self, conv: Conversation, fallback: GenerationParams, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.conv = conv

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.text import format_bytes
+from app.core.text import QT_TRANSLATE_NOOP, format_bytes
 from app.engine.hub.client import HubClient, HubFile, HubModel
 from app.engine.hub.download import Download, State
 from app.engine.hub.fit import Fit, Memory, fit
@@ -356,7 +356,8 @@ class ModelHubDialog(QDialog):
         rows = self.file_table.selectionModel().selectedRows()
         if not rows:
             return None
-        path = self.file_table.item(rows[0].row(), 0).data(Qt.ItemDataRole.UserRole)
+        item = self.file_table.item(rows[0].row(), 0)
+        path = item.data(Qt.ItemDataRole.UserRole) if item is not None else None
         return next((f for f in self.files if f.path == path), None)
 
     def _file_selected(self) -> None:

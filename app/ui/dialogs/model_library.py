@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QObject, Qt, QUrl, Signal
+from PySide6.QtCore import QObject, Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.text import format_bytes
+from app.core.text import QT_TRANSLATE_NOOP, format_bytes
 from app.engine.library import LibraryCache, ModelInfo, gguf_files, scan_models
 
 
@@ -190,7 +190,8 @@ class ModelLibraryDialog(QDialog):
         rows = self.table.selectionModel().selectedRows()
         if not rows:
             return None
-        path = self.table.item(rows[0].row(), 0).data(Qt.ItemDataRole.UserRole)
+        item = self.table.item(rows[0].row(), 0)
+        path = item.data(Qt.ItemDataRole.UserRole) if item is not None else None
         return next((m for m in self.models if m.path == path), None)
 
     def _selection_changed(self) -> None:

@@ -40,6 +40,8 @@ def gpu_offload_supported() -> bool:
 
 
 class SettingsDialog(QDialog):
+    sampling: SamplingForm
+
     """Edits a copy of ``AppSettings``; ``result_settings()`` returns the edited copy after ``accept``."""
 
     def __init__(self, settings: AppSettings, parent: QWidget | None = None, model: Any = None) -> None:

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QEvent, Qt, QTimer
+from PySide6.QtCore import QCoreApplication, QEvent, Qt, QTimer
 from PySide6.QtGui import QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -46,6 +46,7 @@ from app.core.history.store import Store
 from app.core.streaming.metrics import StreamMetrics
 from app.core.streaming.timeline import Timeline, chunk_texts, figures, figures_of, snapshot, timeline_dict
 from app.core.streaming.watchdog import LoopWatchdog
+from app.core.text import QT_TRANSLATE_NOOP
 from app.ui.inspector.timeline_view import TimelineView
 from app.ui.messages.coalescer import Coalescer
 

@@ -20,12 +20,13 @@ import math
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QEvent, QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPen, QPixmap, QPolygonF, QWheelEvent
 from PySide6.QtWidgets import QSizePolicy, QWidget
 from shiboken6 import VoidPtr
 
 from app.core.streaming.timeline import Timeline
+from app.core.text import QT_TRANSLATE_NOOP
 
 #: The four stamps of a chunk: (Timeline attribute, label, colour); labels translated where drawn ("Inspector").
 STAMPS = (("produced", QT_TRANSLATE_NOOP("Inspector", "produced"), "#1f77b4"),

@@ -38,6 +38,11 @@ log = logging.getLogger("brook.ui.retranslate")
 _PLACEHOLDER = re.compile(r"%(\d)|\{(\w+)\}")
 
 
+def _fill(values: re.Match[str], placeholder: re.Match[str]) -> str:
+    """What ``placeholder`` (``%1`` / ``{0}``) stood for in the shown text ``values`` matched."""
+    return values.group(_group(placeholder)) or ""
+
+
 def _group(m: re.Match[str]) -> str:
     return f"p{m.group(1)}" if m.group(1) else f"f{m.group(2)}"
 
@@ -105,7 +110,7 @@ class Translations:
             m = pattern.fullmatch(shown)
             if m is not None:
                 try:
-                    return _PLACEHOLDER.sub(lambda p, m=m: m.group(_group(p)) or "", target)
+                    return _PLACEHOLDER.sub(functools.partial(_fill, m), target)
                 except IndexError:          # the translation names a value the source lacks
                     continue
         return None
@@ -135,7 +140,7 @@ def retranslate_tree(root: QWidget, old: str, new: str, skip: Iterable[QWidget] 
     skipped = [w for w in skip if w is not None]
     changed = 0
 
-    def swap(get, set_, obj=None, prop="") -> None:  # type: ignore[no-untyped-def]
+    def swap(get, set_, obj=None, prop="") -> None:
         """One text: from its remembered source when it still shows what the last switch set (two sources
         may share a translation: 模型 is both "Model" and "Models"), else looked up in the tables."""
         nonlocal changed

@@ -7,9 +7,9 @@ first words (``MessageWidget.focusInEvent``). Ctrl+L goes back to the message bo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
-from PySide6.QtCore import QCoreApplication, Qt
+from PySide6.QtCore import QCoreApplication, QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication
 
@@ -50,7 +50,7 @@ def install(view: MessageList) -> None:
     translate = QCoreApplication.translate     # named "translate" (lupdate reads tr("a", "b") as a tr() call)
     for keys, step, name in (("Alt+Up", -1, translate("ChatView", "Previous message")),
                              ("Alt+Down", 1, translate("ChatView", "Next message"))):
-        act = QAction(name, view)
+        act = QAction(name, cast(QObject, view))     # the list is a QObject (a ChatView)
         act.setShortcut(QKeySequence(keys))
         act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
         act.triggered.connect(lambda _checked=False, s=step: move_focus(view, s))

@@ -166,6 +166,9 @@ class MarkdownView(QTextBrowser):
     """
 
     heightChanged = Signal(int)
+    _n_stable: int          # stable blocks of the active renderer already split into pieces
+    _n_frozen: int          # leading painted pieces that are stable (not compared again)
+    _stable_pieces: list[str]
     #: Milliseconds between looks at the lexer pool while code colours are pending (after the stream ended).
     HIGHLIGHT_POLL_MS = 40
 
@@ -439,7 +442,7 @@ class MarkdownView(QTextBrowser):
         self._phase = "answer"
         self._has_header = False
         self._n_stable = 0  # stable blocks of the active renderer already split into pieces
-        self._stable_pieces: list[str] = []  # their pieces (append-only, never change)
+        self._stable_pieces = []  # their pieces (append-only, never change)
         self._base = 0  # document position where the active renderer's pieces start
         self._base_prev = ""  # HTML inserted just before them (decides how the first piece is inserted)
         self._painted: list[str] = []  # pieces now in the document …

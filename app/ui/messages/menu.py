@@ -8,6 +8,7 @@ reply's details (model file, SHA-256, template, sampling, seed, TTFT, tokens/s, 
 
 from __future__ import annotations
 
+import functools
 import html
 from typing import Any
 
@@ -62,7 +63,7 @@ def message_menu(msg: Message, actions: Any, parent: QWidget | None = None,
         if n > 1:
             sub = menu.addMenu(QCoreApplication.translate("MessageMenu", "Versions"))
             for i in range(n):
-                v = sub.addAction(f"{i + 1}/{n}", lambda i=i: actions.show_version(msg, i))
+                v = sub.addAction(f"{i + 1}/{n}", functools.partial(actions.show_version, msg, i))
                 v.setCheckable(True)
                 v.setChecked(i == msg.version_index)
                 v.setEnabled(idle)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QSize, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QSize, Qt, Signal
 from PySide6.QtGui import (
     QAccessible,
     QAccessibleEvent,
@@ -32,6 +32,7 @@ from app.core.chat.attachments import split_attachments
 from app.core.chat.notes import RESEND_LINK, message_notes, unanswered_note
 from app.core.conversation import Message, MessageStatus, Role
 from app.core.render.preview import plain_preview
+from app.core.text import QT_TRANSLATE_NOOP
 from app.ui.look.retranslate import core_text
 from app.ui.look.style import border_color
 from app.ui.messages.markdown_view import MarkdownView, height_for_width

@@ -5,8 +5,10 @@ from __future__ import annotations
 import html
 import importlib.metadata
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt
+from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QMessageBox, QVBoxLayout, QWidget
+
+from app.core.text import QT_TRANSLATE_NOOP
 
 
 def app_version() -> str:

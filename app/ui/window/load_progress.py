@@ -50,8 +50,13 @@ class LoadProgressDialog(QDialog):
         self.fraction: float | None = None
         self._started = 0.0
         self._loading = False
-        self._show_timer = QTimer(self, singleShot=True, interval=SHOW_AFTER_MS, timeout=self._show_if_loading)
-        self._tick = QTimer(self, interval=200, timeout=self._update_elapsed)
+        self._show_timer = QTimer(self)
+        self._show_timer.setSingleShot(True)
+        self._show_timer.setInterval(SHOW_AFTER_MS)
+        self._show_timer.timeout.connect(self._show_if_loading)
+        self._tick = QTimer(self)
+        self._tick.setInterval(200)
+        self._tick.timeout.connect(self._update_elapsed)
         self.retranslate()
 
     def retranslate(self) -> None:
