@@ -40,6 +40,9 @@ class EngineSpec:
     remote: Any = None
     script: str | None = None  # with ``scripted``: the reply's text (``--scripted-reply FILE``)
     in_process: bool = False   # a local model in this process (``LlamaEngine``) instead of an engine host
+    chat_template: str | None = None   # a Jinja chat template instead of the GGUF's own
+    #: apply the model file's own settings (``app.core.model_settings``: context window, GPU layers, template)
+    model_settings: bool = True
 
     def with_model(self, path: str | Path) -> EngineSpec:
         """The same options for another model file."""
@@ -70,13 +73,23 @@ def open_engine(spec: EngineSpec, *, check: bool = True) -> Engine:
         path = Path(spec.model_path) if spec.model_path is not None else bundled_model_path()
         if check:
             check_gguf(path)
-        n_ctx, n_threads = spec.n_ctx or DEFAULT_N_CTX, spec.n_threads or default_threads()
+        n_ctx, n_gpu_layers, template = spec.n_ctx, spec.n_gpu_layers, spec.chat_template
+        if spec.model_settings:                     # the model file's own settings beat the app's
+            from app.core.model_settings import ModelSettingsStore
+
+            own = ModelSettingsStore().get(path)
+            n_ctx = own.n_ctx or n_ctx
+            n_gpu_layers = own.n_gpu_layers if own.n_gpu_layers is not None else n_gpu_layers
+            template = own.chat_template or template
+        n_ctx, n_threads = n_ctx or DEFAULT_N_CTX, spec.n_threads or default_threads()
         if spec.in_process:
             from app.engine.llama import LlamaEngine
 
-            engine = LlamaEngine(path, n_ctx=n_ctx, n_threads=n_threads, n_gpu_layers=spec.n_gpu_layers)
+            engine = LlamaEngine(path, n_ctx=n_ctx, n_threads=n_threads, n_gpu_layers=n_gpu_layers,
+                                 chat_template=template)
         else:
             from app.engine.hosted import HostedEngine
 
-            engine = HostedEngine(path, n_ctx=n_ctx, n_threads=n_threads, n_gpu_layers=spec.n_gpu_layers)
+            engine = HostedEngine(path, n_ctx=n_ctx, n_threads=n_threads, n_gpu_layers=n_gpu_layers,
+                                  chat_template=template)
     return SlowEngine(engine, spec.slow_ms) if spec.slow_ms else engine

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.core.conversation import Conversation
+from app.core.model_settings import ModelSettings
 from app.core.text import QT_TRANSLATE_NOOP
 from app.core.types import GenerationParams
 
@@ -70,11 +71,15 @@ def overrides(params: GenerationParams, base: GenerationParams) -> dict[str, Any
     return {k: _jsonable(getattr(params, k)) for k in _FIELDS if getattr(params, k) != getattr(base, k)}
 
 
-def chat_params(conv: Conversation, fallback: GenerationParams | None = None) -> GenerationParams:
+def chat_params(conv: Conversation, fallback: GenerationParams | None = None,
+                model: ModelSettings | None = None) -> GenerationParams:
     """The sampling parameters of ``conv``'s next reply: its preset's (``fallback`` when the chat has no preset,
-    e.g. chats saved before presets existed) with the chat's own overrides on top. Overrides of an unknown
+    e.g. chats saved before presets existed), then ``model``'s sampling defaults (``app.core.model_settings``), with
+    the chat's own overrides on top. Overrides of an unknown
     field or of the wrong type are ignored (logged), so a hand-edited history cannot break a chat."""
     base = preset(conv.preset).params if conv.preset else (fallback or GenerationParams())
+    if model is not None:                 # the model file's sampling defaults, under the chat's own overrides
+        base = model.params(base)
     good: dict[str, Any] = {}
     for k, v in (conv.params or {}).items():
         f = _FIELDS.get(k)

@@ -25,6 +25,7 @@ from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.core.errors import BrookError, LoadCancelled
 from app.core.history.store import Store
 from app.core.history.timeline_writer import TimelineWriter
+from app.core.model_settings import ModelSettings, ModelSettingsStore
 from app.core.settings import AppSettings
 from app.core.streaming.generation import Generation, StreamSettings, generate, mark_stopped
 from app.core.streaming.generation import shutdown as shutdown_generations
@@ -425,6 +426,11 @@ class ChatSession:
         self._save(conv, user)
         return self.start_reply(conv, params=params).reply
 
+    def model_settings(self) -> ModelSettings | None:
+        """The loaded model file's own settings (``app.core.model_settings``; None for an engine without a file)."""
+        path = getattr(self.engine, "model_path", None)
+        return ModelSettingsStore().get(path) if path else None
+
     def start_reply(self, conv: Conversation, reply: Message | None = None,
                     params: GenerationParams | None = None) -> Generation:
         """Start generating ``reply`` (default: a new assistant message appended to ``conv``) and return its
@@ -439,7 +445,8 @@ class ChatSession:
         gen = Generation(reply, conv)
         self._runs = [r for r in self._runs if not r.settled]
         self._runs.append(ReplyRun(gen))
-        gen.task = asyncio.ensure_future(self._run(gen, params or chat_params(conv, self.params)))
+        gen.task = asyncio.ensure_future(self._run(gen, params or chat_params(conv, self.params,
+                                                                              self.model_settings())))
         self.listener.reply_started(gen)
         self.listener.busy_changed()
         self._schedule_autosave()

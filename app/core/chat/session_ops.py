@@ -23,8 +23,9 @@ if TYPE_CHECKING:
 
 
 def reply_params(session: ChatSession) -> GenerationParams:
-    """The next reply's sampling parameters: the shown chat's own (preset + overrides), else the settings'."""
-    return chat_params(session.conversation, session.settings.generation)
+    """The next reply's sampling parameters: the shown chat's preset (else the settings'), the loaded model file's
+    sampling defaults (``app.core.model_settings``), then the chat's own overrides."""
+    return chat_params(session.conversation, session.settings.generation, session.model_settings())
 
 
 def _replace_view(session: ChatSession, conv: Conversation, msg: Message) -> None:
