@@ -4,17 +4,20 @@ memory. ``ModelsMenu.entries()`` is the submenu the window puts in its File menu
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt
-from PySide6.QtWidgets import QMenu, QMessageBox, QWidget
+from PySide6.QtWidgets import QDialog, QMenu, QMessageBox, QWidget
 
 from app.core.chat.idle import IdleUnloader
 from app.core.chat.session import ChatSession, ModelState
 from app.core.errors import BrookError
 from app.ui.window.menus import Item, Submenu
+
+log = logging.getLogger("brook.ui.models")
 
 if TYPE_CHECKING:
     from app.engine.hub.manager import DownloadManager
@@ -39,6 +42,7 @@ class ModelsMenu(QObject):
         self.parent_widget = parent
         self.library: ModelLibraryDialog | None = None
         self.hub: ModelHubDialog | None = None
+        self.settings_dialog: QDialog | None = None     # the last Settings of this model dialog (tests)
         self.downloads: DownloadManager | None = None    # made on the first File → Models → Download models…
         self._tasks: set[asyncio.Future[Any]] = set()
 
@@ -47,6 +51,7 @@ class ModelsMenu(QObject):
         return Submenu(self.tr("Models"), [
             Item(self.tr("Model &library…"), self.open_library, "Ctrl+M"),
             Item(self.tr("&Download models (Hugging Face Hub)…"), self.open_hub, "Ctrl+Shift+M"),
+            Item(self.tr("Settings of &this model…"), self.edit_model_settings),
             Submenu(self.tr("Recent models"), about_to_show=self.fill_recent, name="recentModels"),
             Item(self.tr("Use the &bundled model"), self.use_bundled),
             Item(self.tr("&Unload the model (free its memory)"), self.unload_now),
@@ -125,6 +130,42 @@ class ModelsMenu(QObject):
         """Pause every running download (its part is kept; the next start lists it to resume)."""
         if self.downloads is not None:
             self.downloads.pause_all()
+
+    def edit_model_settings(self) -> bool:
+        """Settings of this model: the loaded GGUF's own context window, GPU layers, sampling defaults and
+        chat-template override. On OK they are saved; a changed context window, GPU layers or template loads the
+        model again to apply them. Returns True when saved (False: cancelled, or no model file is in use)."""
+        from app.core.model_settings import ModelSettingsStore
+        from app.engine.template_preview import gguf_template
+        from app.ui.dialogs.model_settings import ModelSettingsDialog
+        from app.ui.dialogs.settings import gpu_offload_supported
+
+        path = getattr(self.session.engine, "model_path", None)
+        if not path:
+            QMessageBox.information(self.parent_widget, self.tr("Settings of this model"),
+                                    self.tr("The model in use is not a model file on this computer."))
+            return False
+        store = ModelSettingsStore()
+        own = store.get(path)
+        try:
+            gguf = gguf_template(path)
+        except (OSError, ValueError) as exc:
+            log.warning("cannot read the chat template of %s: %s", path, exc)
+            gguf = None
+        dlg = ModelSettingsDialog(Path(path), own, self.session.settings, gguf, gpu_offload_supported(),
+                                  self.parent_widget)
+        self.settings_dialog = dlg
+        if not dlg.exec():
+            return False
+        new = dlg.result_settings()
+        try:
+            store.put(path, new)
+        except BrookError as exc:
+            QMessageBox.warning(self.parent_widget, self.tr("Settings of this model"), str(exc))
+            return False
+        if (new.n_ctx, new.n_gpu_layers, new.chat_template) != (own.n_ctx, own.n_gpu_layers, own.chat_template):
+            self.load_model(str(path))            # loaded again with its new context window / layers / template
+        return True
 
     def model_info(self) -> ModelInfo | None:
         """The loaded model's header (``app.engine.library.ModelInfo``: layers, heads, size, for the memory
