@@ -857,6 +857,10 @@
         <translation>重命名对话(&amp;N)…</translation>
     </message>
     <message>
+        <source>&amp;Duplicate chat</source>
+        <translation>复制对话(&amp;D)</translation>
+    </message>
+    <message>
         <source>&amp;Keyboard shortcuts</source>
         <translation>键盘快捷键(&amp;K)</translation>
     </message>
@@ -951,6 +955,10 @@ Open %2?</source>
     <message>
         <source>Versions</source>
         <translation>版本</translation>
+    </message>
+    <message>
+        <source>Branch from here (new chat)</source>
+        <translation>从这里分支（新对话）</translation>
     </message>
     <message>
         <source>Inspect the stream (timings)</source>

@@ -75,6 +75,35 @@ def edit_and_resend(session: ChatSession, msg: Message, text: str,
     return gen.reply
 
 
+def branch(session: ChatSession, upto: Message | None = None) -> Conversation | None:
+    """A new chat holding the shown chat's messages up to and including ``upto`` (None: all of them, a
+    duplicate), with its system prompt, preset and sampling; saved and shown. The original is unchanged. Not
+    while the chat generates, nor without a history store. Returns the new chat (None when refused)."""
+    import copy
+    from dataclasses import fields as dc_fields
+
+    conv, store = session.conversation, session.store
+    if store is None or session.generating or not conv.messages:
+        return None
+    if upto is not None and upto not in conv.messages:
+        return None
+    kept = conv.messages if upto is None else conv.messages[:conv.messages.index(upto) + 1]
+    word = "copy" if upto is None else "branch"
+    new = Conversation(title=f"{conv.title} ({word})", system_prompt=conv.system_prompt, preset=conv.preset,
+                       params=copy.deepcopy(conv.params))
+    store.create_conversation(new)
+    skip = {"id", "content", "generation_id"}
+    for m in kept:
+        twin = Message(m.role, m.text, **{f.name: copy.deepcopy(getattr(m, f.name)) for f in dc_fields(Message)
+                                          if f.init and f.name not in skip and not f.name.startswith("_")
+                                          and f.name not in ("role", "db_id")})
+        new.add(twin)
+        store.save_message(new, twin)
+    session.listener.history_changed()
+    session.open_conversation(int(new.id or 0))
+    return new
+
+
 def delete(session: ChatSession, msg: Message) -> bool:
     """Delete ``msg`` from the shown chat (not while the chat generates). Returns True when deleted."""
     conv = session.conversation

@@ -53,6 +53,10 @@ class MessageActions(QObject):
         text = dlg.text()
         return session_ops.edit_and_resend(self.session, msg, text)
 
+    def branch(self, msg: Message | None) -> bool:
+        """A new chat with this chat's messages up to ``msg`` (None: all, a duplicate), shown. True when made."""
+        return session_ops.branch(self.session, msg) is not None
+
     def delete(self, msg: Message) -> bool:
         return session_ops.delete(self.session, msg)
 

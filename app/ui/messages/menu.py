@@ -67,6 +67,11 @@ def message_menu(msg: Message, actions: Any, parent: QWidget | None = None,
                 v.setCheckable(True)
                 v.setChecked(i == msg.version_index)
                 v.setEnabled(idle)
+    branch = getattr(actions, "branch", None)
+    if branch is not None:              # a new chat from the start of this one to this message
+        a = menu.addAction(QCoreApplication.translate("MessageMenu", "Branch from here (new chat)"),
+                           lambda: branch(msg))
+        a.setEnabled(idle)
     inspect = getattr(actions, "inspect", None)
     if msg.role is Role.ASSISTANT and inspect is not None:   # the stream inspector (app.ui.inspector.dock)
         menu.addAction(QCoreApplication.translate("MessageMenu", "Inspect the stream (timings)"), lambda: inspect(msg))

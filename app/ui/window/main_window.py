@@ -235,6 +235,7 @@ class MainWindow(QMainWindow, SessionListener):
                 Item(self.tr("&Search all chats"), self.search_panel.focus_query, QKeySequence.StandardKey.Find),
                 Item(self.tr("Chat &settings (system prompt, preset)…"), self.chats.chat_settings, "Ctrl+Shift+,"),
                 Item(self.tr("Re&name chat…"), self.chats.rename_chat, "F2"),
+                Item(self.tr("&Duplicate chat"), lambda: self.messages.branch(None)),
                 SEPARATOR,
                 state.delete_action,
                 state.undo_action,

@@ -343,3 +343,33 @@ def test_an_attachment_is_marked_with_an_icon_not_a_symbol_glyph(window, qloop):
     [icon] = [c for c in widget.findChildren(QLabel) if c.objectName() == "attachmentIcon"]
     assert chip.text().startswith("notes.txt") and not any(ord(ch) > 0x2000 for ch in chip.text().split(" · ")[0])
     assert icon.pixmap() is not None and not icon.pixmap().isNull()
+
+
+def test_branch_from_a_message_and_duplicate_a_chat(window, qloop, monkeypatch, tmp_path):
+    w = window("An answer.")
+    first = w.send("one")
+    _settle(qloop, lambda: first.status.final and not w.session.generating)
+    second = w.send("two")
+    _settle(qloop, lambda: second.status.final and not w.session.generating)
+    original = w.session.conversation
+    texts = [m.text for m in original.messages]
+    assert texts == ["one", "An answer.", "two", "An answer."]
+    widget = w.chat.widget_for(first)
+    menu = _right_click(widget.view, monkeypatch)
+    assert "Branch from here (new chat)" in menu
+    assert w.messages.branch(first)                                  # what the menu item does
+    branched = w.session.conversation
+    assert branched is not original and branched.title.endswith("(branch)")
+    assert [m.text for m in branched.messages] == ["one", "An answer."]
+    assert [m.text for m in original.messages] == texts                # unchanged
+    stored = Store(tmp_path / "h.db").load_conversation(int(branched.id))
+    assert [m.text for m in stored.messages] == ["one", "An answer."]
+    reply = w.send("three")                                           # the branch goes on by itself
+    _settle(qloop, lambda: reply.status.final and not w.session.generating)
+    assert len(Store(tmp_path / "h.db").load_conversation(int(original.id)).messages) == 4
+    assert w.messages.branch(None)                                    # Chat → Duplicate chat
+    dup = w.session.conversation
+    assert [m.text for m in dup.messages] == ["one", "An answer.", "three", "An answer."]
+    assert dup.title.endswith("(copy)")
+    titles = [w.history.item(i).text() for i in range(w.history.count())]
+    assert any(t.endswith("(copy)") for t in titles) and any(t.endswith("(branch)") for t in titles)
