@@ -198,7 +198,7 @@ class ChatView(QAbstractScrollArea):
         """``w`` showing its message in full (a preview is rendered now): asked for by name, it is wanted now."""
         if not isinstance(w, MessageWidget):
             return None
-        if w.preview:
+        if w.preview and w.message.status.final:       # a streaming reply's preview: it catches up by itself
             self._show_rendered(w, self.renders.get_or_render(w.message, self._style()))
         return w
 
@@ -484,7 +484,8 @@ class ChatView(QAbstractScrollArea):
         first, last = self._visible_range()
         near = [it for it in self.items[first:last]]
         near += [it for it in self.items if it.widget is not None and it not in near]
-        return [it for it in near if isinstance(it.widget, MessageWidget) and it.widget.preview]
+        return [it for it in near if isinstance(it.widget, MessageWidget) and it.widget.preview
+                and it.message is not None and it.message.status.final]   # a streaming reply catches up itself
 
     def fully_rendered(self) -> bool:
         """Whether every message in the viewport shows its full render with its code colours (no preview)."""

@@ -52,6 +52,7 @@ class _Target:
     backlog_chunks: int = 0              # chunks the backlog's text came in (painted in proportion)
     slice_chars: int = FIRST_SLICE_CHARS
     on_finished: Callable[[], None] | None = None   # the reply ended: call once the backlog is painted
+    caught_up: Callable[[], None] | None = None     # a re-made view: call once the text so far is fed
 
     @property
     def waiting(self) -> int:
@@ -101,13 +102,15 @@ class Coalescer(QObject):
             self._timer.start()
 
     def catch_up(self, reply: Message, feed: Callable[[str], None], paint: Callable[[], bool],
-                 metrics: StreamMetrics | None = None) -> None:
+                 metrics: StreamMetrics | None = None, caught_up: Callable[[], None] | None = None) -> None:
         """Attach a re-made view of ``reply`` that starts empty: the text so far goes into its backlog and is
         fed in slices like any other (opening a chat whose reply streams in the background never renders the
-        whole reply in one tick). Chunks already painted are not counted again."""
+        whole reply in one tick); ``caught_up`` is called once the backlog is fed, before that tick's paint
+        (the view then shows its render instead of its preview). Chunks already painted are not counted again."""
         old = self._targets.get(reply.id)
         reply.take_new()                     # what arrived so far is in the text below
         t = _Target(reply, feed, paint, metrics, frozen=old.frozen if old else False)
+        t.caught_up = caught_up
         t.backlog = reply.text
         self._targets[reply.id] = t
         if not self._timer.isActive():
@@ -214,6 +217,9 @@ class Coalescer(QObject):
         piece, n = self._slice(t, limit)
         if piece:
             t.feed(piece)
+        if t.caught_up is not None and not t.waiting:
+            done, t.caught_up = t.caught_up, None
+            done()
         t.paint()
         t1 = self._clock()
         if budget_ms is not None:

@@ -218,6 +218,7 @@ class MarkdownView(QTextBrowser):
         self.html_chars_inserted = 0  # and their HTML length (what a refresh cost in insertHtml)
         self._user_toggled = False
         self.placeholder = False  # plain text shown until the full render (show_placeholder)
+        self._catching_up = False  # a re-made streaming view renders the text so far behind its preview
         self._reset_state()
         self._version = self.renderer.version
 
@@ -225,7 +226,7 @@ class MarkdownView(QTextBrowser):
 
     def append_text(self, text: str) -> None:
         """Feed a chunk of the reply to the renderer; nothing is drawn until :meth:`refresh`."""
-        if self.renderer is _BLANK.get(self.theme) or self.placeholder:
+        if (self.renderer is _BLANK.get(self.theme) or self.placeholder) and not self._catching_up:
             self.reset()
         self.renderer.feed(text)
 
@@ -236,6 +237,8 @@ class MarkdownView(QTextBrowser):
         """
         md = self.renderer
         md.render()
+        if self._catching_up:
+            return False               # the preview stays until the text so far is rendered (end_catch_up)
         if md.highlights_pending and not self._hl_timer.isActive():
             self._hl_timer.start()
         version = md.version
@@ -291,6 +294,24 @@ class MarkdownView(QTextBrowser):
         if renderer.highlights_pending:
             self._hl_timer.start()
 
+    def begin_catch_up(self, preview: str) -> None:
+        """A re-made view of a reply that streams (its chat was opened again): show ``preview`` (the text so far
+        without markup) while a fresh renderer is fed the text so far in slices (:meth:`append_text`, with
+        :meth:`refresh` only rendering); :meth:`end_catch_up` then lets the next :meth:`refresh` show it all."""
+        self.show_placeholder(preview)
+        self.renderer = self._new_renderer()
+        self._version = self.renderer.version
+        self._catching_up = True
+
+    def end_catch_up(self) -> None:
+        """The renderer has the text so far: the next :meth:`refresh` replaces the preview by the render."""
+        if not self._catching_up:
+            return
+        self._catching_up = False
+        self.placeholder = False
+        self.document().clear()
+        self._reset_state()
+
     def show_placeholder(self, text: str) -> None:
         """Show ``text`` as plain text (no markdown, no links) until :meth:`set_renderer` or :meth:`reset`; the
         message list's quick first look at a message scrolling into view. :attr:`placeholder` is True meanwhile."""
@@ -304,6 +325,7 @@ class MarkdownView(QTextBrowser):
         (making a renderer costs ~0.25 ms)."""
         self._hl_timer.stop()
         self.placeholder = False
+        self._catching_up = False
         self._probe_heights.clear()
         self.renderer = self._new_renderer() if fresh else _blank_renderer(self.theme)
         self._expanded = True

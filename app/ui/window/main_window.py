@@ -29,6 +29,7 @@ from app.core.chat.session import ChatSession, ModelState, NoticeKind, SessionLi
 from app.core.conversation import Conversation, Message, MessageStatus
 from app.core.errors import BrookError
 from app.core.history.store import Store
+from app.core.render.preview import plain_preview
 from app.core.settings import AppSettings, data_dir
 from app.core.streaming.generation import Generation
 from app.core.streaming.watchdog import LoopWatchdog
@@ -434,8 +435,10 @@ class MainWindow(QMainWindow, SessionListener):
             view.append_text(gen.reply.text)
             view.refresh()
         elif fresh_view and gen.reply.text:
-            # a re-made view starts from the text so far, fed in slices by the render tick (never in one go)
-            self.coalescer.catch_up(gen.reply, view.append_text, view.refresh, gen.metrics)
+            # a re-made view shows the text so far as a preview while the render tick feeds it in slices (never
+            # in one go), then its render
+            view.begin_catch_up(plain_preview(gen.reply.text))
+            self.coalescer.catch_up(gen.reply, view.append_text, view.refresh, gen.metrics, view.end_catch_up)
             return
         self.coalescer.attach(gen.reply, view.append_text, view.refresh, gen.metrics)
 

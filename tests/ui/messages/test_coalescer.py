@@ -191,3 +191,16 @@ def test_a_remade_view_catches_up_on_the_text_so_far_in_slices(parts) -> None:
     while co.waiting(r) or not new.fed or "more" not in new.fed[-1]:
         timer.fire()
     assert "".join(new.fed) == "a\n" * 50_000 + "more\n" and len(new.fed) > 2
+
+
+def test_a_catching_up_view_is_told_once_the_text_so_far_is_fed_before_that_paint(parts) -> None:
+    co, timer, clock = parts
+    r, view = reply(), CostlyView(clock, per_char_s=1e-5)
+    r.append("b\n" * 40_000)
+    events: list[str] = []
+    co.catch_up(r, view.feed, lambda: events.append(f"paint {len(''.join(view.fed))}") or view.paint(),
+                caught_up=lambda: events.append(f"caught up {len(''.join(view.fed))}"))
+    while co.waiting(r) or not view.fed:
+        timer.fire()
+    assert events.count(f"caught up {80_000}") == 1 and events[-2:] == ["caught up 80000", "paint 80000"]
+    assert all(e.startswith("paint") for e in events[:-2])               # before: slices rendered, no call

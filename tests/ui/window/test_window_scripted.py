@@ -140,6 +140,9 @@ def test_a_reply_keeps_generating_while_another_chat_is_shown(make_window, qloop
     w.open_conversation(conv_id)                       # back while it still generates: the same live reply
     shown = w.chat.widget_for(reply)
     assert shown is not None and shown.view is not None and w.send_button.text() == "Stop"
+    assert shown.preview and "Paragraph 1 of a long essay." in shown.view.toPlainText()   # at once: its preview
+    _run(qloop, _until(lambda: not shown.preview))     # then its render, fed in slices by the render tick
+    assert shown.view.toPlainText().startswith("Paragraph 0 of a long essay.\nParagraph 1")
     _run(qloop, _until(lambda: reply.status.final and not w.session.generating))
     _run(qloop, asyncio.sleep(0.05))
     assert reply.status is MessageStatus.DONE and reply.text == text
