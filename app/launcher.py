@@ -50,6 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(a crash test: the smoke test then sends a second prompt)")
     p.add_argument("--engine-fault-after-ms", type=float, default=200.0, metavar="N",
                    help="with --engine-fault: N ms after the first token (default 200)")
+    p.add_argument("--in-process-engine", action="store_true",
+                   help="run the model in the window's process instead of its own engine host (a crash of the "
+                        "model then takes the window down; for comparisons)")
     p.add_argument("--debug", action="store_true", help="debug logging (per-reply timing lines) on stderr")
     p.add_argument("--export", metavar="DIR", type=Path,
                    help="write every chat to DIR as JSON and Markdown (a backup), then exit without a window")
@@ -175,7 +178,8 @@ def engine_spec(args: argparse.Namespace, settings: object):
             args.model_notice = notice          # shown in the window once it exists
     return EngineSpec(model_path=path, n_ctx=args.n_ctx or getattr(settings, "n_ctx", None),
                       scripted=args.scripted, slow_ms=args.slow_ms, n_threads=getattr(settings, "n_threads", None),
-                      n_gpu_layers=getattr(settings, "n_gpu_layers", 0), remote=remote, script=script)
+                      n_gpu_layers=getattr(settings, "n_gpu_layers", 0), remote=remote, script=script,
+                      in_process=bool(getattr(args, "in_process_engine", False)))
 
 
 def make_engine(args: argparse.Namespace, settings: object):
@@ -208,26 +212,28 @@ def main(argv: list[str] | None = None) -> int:
             and sys.platform.startswith("linux"):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-    import qasync
-    from PySide6.QtWidgets import QApplication
-
-    from app.core.history.store import Store
     from app.core.settings import AppSettings, data_dir
-    from app.core.streaming.stream import tune_switch_interval
     from app.engine.base import EngineError
     from app.engine.open import EngineSpec, open_engine
-    from app.ui.look.icon import app_icon
-    from app.ui.window.main_window import MainWindow
 
-    tune_switch_interval()
     settings = AppSettings.load()
     try:
         engine = make_engine(args, settings)
     except (EngineError, OSError) as exc:     # OSError: an unreadable --scripted-reply file
         return report_startup_error(str(exc), argv)     # stderr, the log, and a dialog when frozen
     prestart = getattr(engine, "prestart", None)
-    if prestart is not None:       # the engine host imports llama.cpp while the window is built
+    if prestart is not None:       # the engine host starts loading the model while Qt and the window start
         prestart()
+
+    import qasync
+    from PySide6.QtWidgets import QApplication
+
+    from app.core.history.store import Store
+    from app.core.streaming.stream import tune_switch_interval
+    from app.ui.look.icon import app_icon
+    from app.ui.window.main_window import MainWindow
+
+    tune_switch_interval()
 
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])

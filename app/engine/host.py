@@ -203,8 +203,15 @@ class Host:
         fault = options.get("fault")
         if fault is not None:
             inject_fault(fault[0], self._hang)        # a crash while loading (tests)
+        sent = [-1.0]
+
+        def progress(fraction: float) -> None:
+            if fraction - sent[0] >= 0.01 or fraction >= 1.0:     # ≤ ~100 reports: the pipe never fills
+                sent[0] = fraction
+                self.send(("progress", fraction))
+
         try:
-            engine.load(lambda f: self.send(("progress", f)))
+            engine.load(progress)
         except BaseException as exc:
             self.send(("error", *_error(exc, self.memory_limit_mb)))
             return

@@ -148,6 +148,7 @@ class _Host:
         self.send_lock = threading.Lock()
         self.rpc_lock = threading.Lock()
         self.killed_for: str | None = None
+        self.load_sent = False
         self.loaded = False
 
     @property
@@ -305,14 +306,22 @@ class HostedEngine:
         return _Host(proc, ctl, rpc)
 
     def prestart(self) -> None:
-        """Start the host process now, without loading (it imports llama-cpp-python meanwhile): the launcher
-        calls it before it builds the window, so that start-up work overlaps. ``load`` then uses it."""
+        """Start the host process now and have it load the model at once: the launcher calls it before it
+        imports Qt and builds the window, so that start-up work overlaps. ``load`` then takes over this host and
+        its load (the progress reports wait in the pipe)."""
         from app.engine import host_modes
 
         with self._life:
             if self._host is None and self._prestarted is None:
                 mode = host_modes.recall(self.model_path) or self.mode
-                self._prestarted = (mode, self._spawn(mode))
+                host = self._spawn(mode)
+                try:
+                    host.send(("load", self._load_options(mode)))
+                except _HostGone:
+                    host.kill()
+                    return
+                host.load_sent = True
+                self._prestarted = (mode, host)
 
     def _take_prestarted(self, mode: str) -> _Host | None:
         pre, self._prestarted = self._prestarted, None
@@ -323,15 +332,20 @@ class HostedEngine:
         pre[1].kill()
         return None
 
+    def _load_options(self, mode: str) -> dict[str, Any]:
+        options = self._options(mode)
+        options["fault"], self.load_fault = self.load_fault, None
+        return options
+
     def _start_and_load(self, mode: str, progress: ProgressCallback | None) -> None:
         """A new host in ``mode``, the model loaded in it. Raises the load's error, ``LoadCancelled`` (the host
         is killed at once), or ``_HostGone``."""
         host = self._take_prestarted(mode) or self._spawn(mode)
         self._host = host
         try:
-            options = self._options(mode)
-            options["fault"], self.load_fault = self.load_fault, None
-            host.send(("load", options))
+            if not host.load_sent:
+                host.send(("load", self._load_options(mode)))
+                host.load_sent = True
             last = 0.0
             while True:
                 if progress is not None and not host.ctl.poll(CANCEL_POLL_S):
@@ -340,6 +354,9 @@ class HostedEngine:
                     progress(last)           # raises LoadCancelled after a Cancel
                     continue
                 msg = host.recv(None if progress is None else 0, "loading")
+                while msg[0] == "progress" and host.ctl.poll(0):    # reports that waited (a prestarted load):
+                    last = float(msg[1])                            # only the newest is passed on
+                    msg = host.recv(0, "loading")
                 if msg[0] == "progress":
                     last = float(msg[1])
                     if progress is not None and last < 1.0:

@@ -1762,6 +1762,10 @@ Open %2?</source>
         <translation>自动</translation>
     </message>
     <message>
+        <source>Automatic on this machine: {0}.</source>
+        <translation>这台机器上的自动值：{0}。</translation>
+    </message>
+    <message>
         <source>all</source>
         <translation>全部</translation>
     </message>
@@ -1922,8 +1926,8 @@ Open %2?</source>
         <translation>模型写出这些文本时结束回复（不显示）。</translation>
     </message>
     <message>
-        <source>CPU threads for the model (empty = llama.cpp&apos;s choice, usually the number of cores).</source>
-        <translation>模型使用的 CPU 线程数（自动 = 由 llama.cpp 决定，通常等于核心数）。</translation>
+        <source>CPU threads for the model (automatic = the physical cores, minus one on a machine with up to 8, so the window keeps a core to show the reply).</source>
+        <translation>模型使用的 CPU 线程数（自动 = 物理核心数；在不超过 8 个核心的机器上减一，让窗口留一个核心显示回复）。</translation>
     </message>
     <message>
         <source>Model layers run on the GPU (needs a GPU build of llama.cpp; -1 = all). 0 = CPU only.</source>

@@ -255,3 +255,31 @@ def test_a_reply_whose_host_crashes_keeps_its_text_and_names_the_crash(engine: H
     again = c.add(Message(Role.ASSISTANT, status=MessageStatus.WAITING))
     run(generate(engine, FairScheduler(), c, again, PARAMS))
     assert again.status is MessageStatus.DONE and again.text
+
+
+def test_load_reports_llama_cpps_progress_from_the_host(bundled_model: Path) -> None:
+    seen: list[float] = []
+    e = HostedEngine(bundled_model, n_ctx=512)
+    e.load(seen.append)
+    try:
+        inside = [f for f in seen if 0.0 < f < 1.0]
+        assert len(set(inside)) > 5, seen[:20]              # llama.cpp's loader, reported across the pipe
+        assert seen == sorted(seen) and seen[0] == 0.0 and seen[-1] == 1.0
+    finally:
+        e.unload()
+
+
+def test_a_prestarted_host_loads_while_the_caller_does_other_work(bundled_model: Path) -> None:
+    e = HostedEngine(bundled_model, n_ctx=512)
+    e.prestart()
+    pid = e._prestarted[1].pid if e._prestarted else None
+    seen: list[float] = []
+    e.load(seen.append)
+    try:
+        assert e.host_pid == pid is not None                # the same process, not a second one
+        assert seen[0] == 0.0 and seen[-1] == 1.0 and seen == sorted(seen)
+        chunks, err = collect(e)
+        assert err is None and chunks
+    finally:
+        e.unload()
+    assert not alive(pid)

@@ -132,7 +132,8 @@ HELP: dict[str, str] = {
         "Texts that end the reply when the model writes them (not shown)."),
     "n_threads": QT_TRANSLATE_NOOP(
         "SettingsHelp",
-        "CPU threads for the model (empty = llama.cpp's choice, usually the number of cores)."),
+        "CPU threads for the model (automatic = the physical cores, minus one on a machine with up to 8, so the "
+        "window keeps a core to show the reply)."),
     "n_gpu_layers": QT_TRANSLATE_NOOP(
         "SettingsHelp",
         "Model layers run on the GPU (needs a GPU build of llama.cpp; -1 = all). 0 = CPU only."),

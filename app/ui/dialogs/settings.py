@@ -83,7 +83,10 @@ class SettingsDialog(QDialog):
         self.n_ctx.setToolTip(help_text("n_ctx"))
         self.n_threads = spin(0, 256, settings.n_threads or 0)
         self.n_threads.setSpecialValueText(self.tr("automatic"))
-        self.n_threads.setToolTip(help_text("n_threads"))
+        from app.engine.llama import default_threads
+
+        self.n_threads.setToolTip(help_text("n_threads") + " " + self.tr("Automatic on this machine: {0}.")
+                                  .format(default_threads()))
         self.n_gpu_layers = spin(-1, 1000, settings.n_gpu_layers)
         self.n_gpu_layers.setSpecialValueText(self.tr("all"))
         gpu = gpu_offload_supported()
