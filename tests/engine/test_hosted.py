@@ -263,7 +263,7 @@ def test_load_reports_llama_cpps_progress_from_the_host(bundled_model: Path) -> 
     e.load(seen.append)
     try:
         inside = [f for f in seen if 0.0 < f < 1.0]
-        assert len(set(inside)) > 5, seen[:20]              # llama.cpp's loader, reported across the pipe
+        assert inside, seen     # llama.cpp's loader, reported across the pipe (reports that waited: the newest)
         assert seen == sorted(seen) and seen[0] == 0.0 and seen[-1] == 1.0
     finally:
         e.unload()
