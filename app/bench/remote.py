@@ -33,7 +33,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from httpx_sse import connect_sse
@@ -43,6 +43,9 @@ from app.bench.sse_server import DONE, Reply, SSEServer, delta_event
 from app.core.streaming.metrics import now
 from app.core.types import GenerationParams
 from app.engine.remote.engine import RemoteConnection, RemoteEngine
+
+if TYPE_CHECKING:
+    from app.ui.window.main_window import MainWindow
 
 #: The app's whole path may cost at most a tenth of what a bare read loop does at full speed.
 UNPACED_BUDGET = 0.9
@@ -90,7 +93,7 @@ def raw_round(url: str) -> tuple[float, int]:
     return n / (t_end - t0), n
 
 
-async def ours_round(window: Any) -> tuple[float, int]:
+async def ours_round(window: MainWindow) -> tuple[float, int]:
     """One reply through the window; (content events/s, content events)."""
     done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
 
@@ -109,7 +112,7 @@ async def ours_round(window: Any) -> tuple[float, int]:
     return n / (t_end - t0), n
 
 
-async def stop_round(bench: Bench, window: Any, delay_s: float) -> dict[str, float]:
+async def stop_round(bench: Bench, window: MainWindow, delay_s: float) -> dict[str, float]:
     n_disc = len(bench.server.disconnects)
     reply = window.send("go", GenerationParams(max_tokens=10**7))
     assert reply is not None
