@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ def test_meter_follows_the_draft_and_equals_the_engines_count(qtbot, qloop, bund
     qtbot.addWidget(w)
     w.show()
     try:
-        assert qloop.run_until_complete(asyncio.wait_for(w.load_model(), 120))
+        assert qloop.run_until_complete(w.load_model())
         meter = w.context_meter
         w.input.setPlainText("How long is the Great Wall of China?")
         expected = measure(engine, w.session.conversation, w.input.toPlainText(), w.session.settings.generation).used

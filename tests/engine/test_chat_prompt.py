@@ -10,7 +10,6 @@ ordinary prompts (token-for-token what llama-cpp-python's own chat path builds).
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from app.core.streaming.scheduler import FairScheduler
 from app.core.types import GenerationParams
 from app.engine.chat_prompt import ChatTemplateError
 from app.engine.llama import LlamaEngine
+from tests.helpers import run
 
 pytestmark = [pytest.mark.model, pytest.mark.timeout(300)]
 
@@ -119,10 +119,6 @@ def test_a_reply_may_quote_a_special_token(engine: LlamaEngine) -> None:
     (only the end-of-turn *token* ends a reply)."""
     chunks = list(engine.stream([{"role": "user", "content": FORGED}], PARAMS, threading.Event()))
     assert "".join(c.text for c in chunks).strip()
-
-
-def run(coro):  # type: ignore[no-untyped-def]
-    return asyncio.run(asyncio.wait_for(coro, 120))
 
 
 def test_stop_before_any_text_then_send_again_with_a_strict_template(strict: LlamaEngine) -> None:

@@ -13,7 +13,7 @@ from app.engine.base import Engine
 
 
 def reply_through_pipeline(engine: Engine, conv: Conversation, params: GenerationParams,
-                           stop_after_chunks: int | None = None, timeout_s: float = 240.0
+                           stop_after_chunks: int | None = None
                            ) -> tuple[Message, float | None]:
     """Add an assistant message to ``conv`` and generate it with ``engine`` on a fresh loop. With
     ``stop_after_chunks``, Stop (the task cancelled) once that many chunks arrived. Waits until the worker thread
@@ -37,5 +37,5 @@ def reply_through_pipeline(engine: Engine, conv: Conversation, params: Generatio
         assert gen.stream is not None
         await gen.stream.wait_closed()
 
-    asyncio.run(asyncio.wait_for(main(), timeout_s))
+    asyncio.run(main())
     return reply, t_stop

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _reply(engine: RemoteEngine, stop_after_chunks: int | None = None) -> Message:
     conv = Conversation(messages=[Message(Role.USER, "hi")])
-    return reply_through_pipeline(engine, conv, GenerationParams(), stop_after_chunks, timeout_s=60)[0]
+    return reply_through_pipeline(engine, conv, GenerationParams(), stop_after_chunks)[0]
 
 
 def test_remote_engine_round_trip_through_brooks_server() -> None:

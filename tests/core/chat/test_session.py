@@ -4,7 +4,6 @@ engine, a real SQLite history in a temporary folder)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from app.core.streaming.metrics import now
 from app.core.types import GenerationParams
 from app.engine.base import InvalidModelError
 from app.engine.scripted import ScriptedEngine
+from tests.helpers import run, until
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -43,17 +43,6 @@ class Recorder(SessionListener):
 
     def notice(self, text: str, kind: NoticeKind) -> None:
         self.notices.append(text)
-
-
-async def until(cond: Callable[[], bool]) -> None:
-    while not cond():
-        await asyncio.sleep(0.005)
-
-
-def run(coro):  # type: ignore[no-untyped-def]
-    async def guarded():  # type: ignore[no-untyped-def]
-        return await asyncio.wait_for(coro, 30)
-    return asyncio.run(guarded())
 
 
 def make(engine: ScriptedEngine, store: Store | None = None) -> tuple[ChatSession, Recorder]:

@@ -3,8 +3,6 @@ chat consistent after a restart (scripted engine, real SQLite history)."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,19 +13,9 @@ from app.core.chat import session_ops, versions  # noqa: E402
 from app.core.conversation import MessageStatus, Role  # noqa: E402
 from app.core.history.store import Store  # noqa: E402
 from app.engine.scripted import ScriptedEngine  # noqa: E402
+from tests.helpers import run, until  # noqa: E402
 
 pytestmark = pytest.mark.timeout(60)
-
-
-async def until(cond: Callable[[], bool]) -> None:
-    while not cond():
-        await asyncio.sleep(0.005)
-
-
-def run(coro):  # type: ignore[no-untyped-def]
-    async def guarded():  # type: ignore[no-untyped-def]
-        return await asyncio.wait_for(coro, 30)
-    return asyncio.run(guarded())
 
 
 def test_regenerate_edit_continue_delete_survive_a_restart(tmp_path: Path) -> None:

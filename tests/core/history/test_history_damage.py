@@ -129,14 +129,23 @@ def test_every_later_read_of_a_damaged_file_is_repaired_or_explained(tmp_path: P
     make_history(path)
     corrupt(path, list(range(2, pages_of(path) - 1)))      # nearly everything
     store = Store(path)
-    store.on_problem = lambda _p: None
+    problems: list[str] = []
+    store.on_problem = problems.append
+    explained = []
     for call in (store.list_conversations, lambda: store.load_conversation(1), lambda: store.search("river")):
         try:
             call()
-        except HistoryError:
-            pass
+        except HistoryError as exc:             # a sentence for the user instead of the data
+            explained.append(str(exc))
         except KeyError:                        # the chat was not recoverable: the window says "not found"
             pass
+    assert all(explained)
+    # the first read found the damage and repaired the file once, saying so and where the damaged copy is kept
+    assert len(problems) == 1 and "damaged" in problems[0], problems
+    kept = list(tmp_path.glob("history.sqlite3.damaged-*"))
+    assert len(kept) == 1 and kept[0].name in problems[0]
+    assert damage(store.db) is None                                   # later reads find a sound file
+    assert store.list_conversations() == store.list_conversations()
     store.close()
 
 

@@ -13,6 +13,7 @@ import time
 import pytest
 
 from app.core.streaming.watchdog import LoopWatchdog, start_watchdog
+from tests.helpers import run, until
 
 LONG = 60.0   # seconds: only reached when something is broken
 
@@ -25,21 +26,6 @@ def block_the_loop_for_300ms(wd: LoopWatchdog, then_until=None) -> None:
     until = then_until or (lambda: wd.in_stall)
     while not until() and time.monotonic() < deadline:
         time.sleep(0.005)
-
-
-async def _until(pred, timeout: float = LONG) -> None:
-    deadline = time.monotonic() + timeout
-    while not pred():
-        assert time.monotonic() < deadline, "condition not reached"
-        await asyncio.sleep(0.01)
-
-
-def _run(coro_fn) -> None:
-    loop = asyncio.new_event_loop()
-    try:
-        loop.run_until_complete(coro_fn())
-    finally:
-        loop.close()
 
 
 def _warnings(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
@@ -57,12 +43,12 @@ def test_a_300ms_blocking_call_logs_exactly_one_warning_naming_it(caplog: pytest
             await asyncio.sleep(0.05)
             before = wd.stalls
             block_the_loop_for_300ms(wd)
-            await _until(lambda: wd.stalls > before)   # the stall ended and was reported
+            await until(lambda: wd.stalls > before)   # the stall ended and was reported
             await asyncio.sleep(0.05)
         finally:
             wd.stop()
 
-    _run(main)
+    run(main())
     wd = box["wd"]
     naming = [r for r in _warnings(caplog) if "block_the_loop_for_300ms" in r.getMessage()]
     assert len(naming) == 1, [r.getMessage() for r in _warnings(caplog)]
@@ -89,11 +75,11 @@ def test_warnings_are_rate_limited_but_every_stall_is_counted(caplog: pytest.Log
             for _ in range(2):
                 before = wd.stalls
                 block_the_loop_for_300ms(wd)
-                await _until(lambda before=before: wd.stalls > before)
+                await until(lambda before=before: wd.stalls > before)
         finally:
             wd.stop()
 
-    _run(main)
+    run(main())
     wd = box["wd"]
     assert wd.stalls >= 2
     assert wd.warnings == 1 and len(_warnings(caplog)) == 1
@@ -114,12 +100,12 @@ def test_a_hung_loop_is_reported_while_it_is_still_stuck_and_not_again(caplog: p
             # blocks until the watchdog has warned: the report came while the loop was stuck
             block_the_loop_for_300ms(wd, then_until=lambda: any(
                 "has not turned for" in r.getMessage() for r in _warnings(caplog)))
-            await _until(lambda: wd.stalls > before)
+            await until(lambda: wd.stalls > before)
             await asyncio.sleep(0.05)
         finally:
             wd.stop()
 
-    _run(main)
+    run(main())
     hung = [r for r in _warnings(caplog) if "block_the_loop_for_300ms" in r.getMessage()]
     assert len(hung) == 1 and "has not turned for" in hung[0].getMessage()
 
@@ -151,7 +137,7 @@ def test_a_new_threshold_applies_to_the_running_watchdog_at_once() -> None:
             while not wd.in_stall and time.monotonic() < deadline:
                 time.sleep(0.005)
             assert wd.in_stall, "the new threshold did not apply at once"
-            await _until(lambda: wd.stalls == 1)
+            await until(lambda: wd.stalls == 1)
             assert retune(wd, 0) is None and not wd.running        # 0: off
             other = retune(None, 250, loop)                         # on again: a new one
             assert other is not None and other.running and other.threshold_ms == 250
@@ -161,7 +147,7 @@ def test_a_new_threshold_applies_to_the_running_watchdog_at_once() -> None:
         finally:
             wd.stop()
 
-    _run(main)
+    run(main())
 
 
 def test_a_gated_watchdog_never_pings_a_sleeping_loop_and_still_sees_a_stall() -> None:
@@ -179,12 +165,12 @@ def test_a_gated_watchdog_never_pings_a_sleeping_loop_and_still_sees_a_stall() -
             assert wd.pings == 0 and wd.stalls == 0
             wd.loop_awake()                             # it woke up … and blocks
             block_the_loop_for_300ms(wd)
-            await _until(lambda: wd.stalls >= 1)
+            await until(lambda: wd.stalls >= 1)
             assert wd.pings >= 1
         finally:
             wd.stop()
 
-    _run(main)
+    run(main())
     assert box["wd"].stalls >= 1 and not box["wd"].running
 
 
@@ -204,4 +190,4 @@ def test_a_gated_watchdog_does_not_ping_a_loop_that_keeps_going_back_to_waiting(
         finally:
             wd.stop()
 
-    _run(main)
+    run(main())

@@ -107,7 +107,7 @@ def _reply(engine: RemoteEngine, prompt: str, params: GenerationParams, stop_aft
     Returns the reply and the wall time of Stop."""
     conv = Conversation()
     conv.add(Message(Role.USER, prompt))
-    return reply_through_pipeline(engine, conv, params, stop_after_chunks, timeout_s=240)
+    return reply_through_pipeline(engine, conv, params, stop_after_chunks)
 
 
 def test_streamed_reply_stop_and_the_next_request(llama_server: LlamaServer) -> None:

@@ -194,7 +194,7 @@ def test_it_follows_a_live_reply_and_counts_loop_stalls(qtbot, qloop) -> None:
         assert gen.stream is not None
         await gen.stream.wait_closed()
 
-    qloop.run_until_complete(asyncio.wait_for(main(), 30))
+    qloop.run_until_complete(main())
     coalescer.detach(reply)
     assert reply.status is MessageStatus.DONE
     assert len(insp.view.tl.painted) == reply.chunks == len(gen.metrics.painted)
@@ -241,10 +241,10 @@ def test_view_menu_ctrl_shift_i_shows_the_dock_which_follows_the_streaming_reply
         coalescer.detach(reply)
         return reply
 
-    first = qloop.run_until_complete(asyncio.wait_for(stream_one(), 30))
+    first = qloop.run_until_complete(stream_one())
     assert dock.inspector.reply is first            # followed the reply that streamed
     dock.inspect(old)                                # a chosen reply stays shown
-    qloop.run_until_complete(asyncio.wait_for(stream_one(), 30))
+    qloop.run_until_complete(stream_one())
     assert dock.inspector.reply is old
     qtbot.keyClick(typing, Qt.Key.Key_I, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     qtbot.waitUntil(lambda: not dock.isVisible())

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from PySide6.QtCore import Qt
 
@@ -11,21 +9,16 @@ from app.core.conversation import MessageStatus
 from app.engine.scripted import ScriptedEngine
 from app.ui.messages.menu import message_menu
 from app.ui.window.main_window import MainWindow
+from tests.helpers import until
 
 pytestmark = pytest.mark.timeout(120)
-
-
-async def _until(cond, timeout: float = 60.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not cond():
-            await asyncio.sleep(0.01)
 
 
 def test_ctrl_shift_i_opens_the_inspector_on_the_streaming_reply(qtbot, qloop) -> None:
     w = MainWindow(ScriptedEngine("Watch *this* reply stream into the inspector. " * 3, tokens_per_s=200))
     qtbot.addWidget(w)
     w.show()
-    assert qloop.run_until_complete(asyncio.wait_for(w.load_model(), 60))
+    assert qloop.run_until_complete(w.load_model())
     dock = w.inspector_dock
     assert not dock.isVisible()
     w.activateWindow()
@@ -35,14 +28,14 @@ def test_ctrl_shift_i_opens_the_inspector_on_the_streaming_reply(qtbot, qloop) -
     qtbot.waitUntil(dock.isVisible)
     reply = w.send("hello")
     assert reply is not None
-    qloop.run_until_complete(_until(lambda: reply.status.final and dock.inspector.view.tl is not None
+    qloop.run_until_complete(until(lambda: reply.status.final and dock.inspector.view.tl is not None
                                     and len(dock.inspector.view.tl.painted) == reply.chunks))
     assert reply.status is MessageStatus.DONE and dock.inspector.reply is reply
     assert reply.chunks > 10 and "done" in dock.inspector.title.text()
     # a second reply streams; the first one, chosen in its menu (Inspect the stream), stays shown
     second = w.send("again")
     assert second is not None
-    qloop.run_until_complete(_until(lambda: dock.inspector.reply is second and second.status.final))
+    qloop.run_until_complete(until(lambda: dock.inspector.reply is second and second.status.final))
     actions = w.messages
     menu = message_menu(reply, actions, w)
     next(a for a in menu.actions() if a.text().startswith("Inspect the stream")).trigger()
@@ -58,10 +51,10 @@ def test_after_a_restart_the_inspector_shows_a_finished_replys_stored_timeline(q
     w = MainWindow(ScriptedEngine("A reply whose timeline outlives the window. " * 4, tokens_per_s=150), store=store)
     qtbot.addWidget(w)
     w.show()
-    assert qloop.run_until_complete(asyncio.wait_for(w.load_model(), 60))
+    assert qloop.run_until_complete(w.load_model())
     reply = w.send("hello")
     assert reply is not None
-    qloop.run_until_complete(_until(lambda: reply.status.final and reply.db_id is not None
+    qloop.run_until_complete(until(lambda: reply.status.final and reply.db_id is not None
                                     and store.load_timeline(reply.db_id) is not None))
     conv_id = w.session.conversation.id
     qloop.run_until_complete(w.shutdown())

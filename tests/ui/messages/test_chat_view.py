@@ -14,6 +14,7 @@ from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.engine.scripted import ScriptedEngine
 from app.ui.messages.chat_view import MAX_READING_WIDTH
 from app.ui.window.main_window import MainWindow
+from tests.helpers import until
 from tests.helpers.window import scripted_window, show_chat
 
 pytestmark = pytest.mark.timeout(120)
@@ -77,7 +78,6 @@ def test_only_messages_near_the_viewport_have_widgets(window) -> None:
 
 def test_the_streaming_reply_is_measured_at_its_own_width(window, qloop, monkeypatch) -> None:
     """The layout asks the reply's height at exactly the width it shows it at: no document clone per tick."""
-    import asyncio
 
     import app.ui.messages.markdown_view as mv
 
@@ -96,16 +96,9 @@ def test_the_streaming_reply_is_measured_at_its_own_width(window, qloop, monkeyp
     window.session.model_state = ModelState.IDLE
     reply = window.send("go")
     assert reply is not None
-    qloop.run_until_complete(asyncio.wait_for(_until(lambda: reply.status.final), 60))
+    qloop.run_until_complete(until(lambda: reply.status.final))
     assert len(asked) > 10
     assert all(width == shown for width, shown in asked), [a for a in asked if a[0] != a[1]][:5]
-
-
-async def _until(cond) -> None:  # type: ignore[no-untyped-def]
-    import asyncio
-
-    while not cond():
-        await asyncio.sleep(0.01)
 
 
 def test_narrow_and_wide_windows(window) -> None:

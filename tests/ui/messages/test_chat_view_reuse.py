@@ -18,6 +18,7 @@ from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.engine.scripted import ScriptedEngine
 from app.ui.messages.widget import MessageWidget, PlainTextView
 from app.ui.window.main_window import MainWindow
+from tests.helpers import until
 from tests.helpers.window import scripted_window, show_chat
 
 pytestmark = pytest.mark.timeout(180)
@@ -115,7 +116,7 @@ def test_the_streaming_reply_keeps_its_widget_while_scrolled_away(window, qtbot,
     window.session.model_state = ModelState.IDLE
     reply = window.send("one more")
     assert reply is not None
-    qloop.run_until_complete(asyncio.wait_for(_until(lambda: len(reply.text) > 200), 60))
+    qloop.run_until_complete(until(lambda: len(reply.text) > 200))
     widget = chat.widget_for(reply)
     assert widget is not None and widget.message is reply
     chat.verticalScrollBar().setValue(0)
@@ -131,14 +132,9 @@ def test_the_streaming_reply_keeps_its_widget_while_scrolled_away(window, qtbot,
     assert chat.widget_for(reply) is widget
     shown = widget.view.toPlainText()
     assert len(shown) > 200 and reply.text.startswith(shown.strip()[:-20])   # what streamed in meanwhile
-    qloop.run_until_complete(asyncio.wait_for(_until(lambda: reply.status.final), 120))
+    qloop.run_until_complete(until(lambda: reply.status.final))
     QApplication.processEvents()
     assert chat.widget_for(reply).view.toPlainText().strip() == reply.text.strip()
-
-
-async def _until(cond) -> None:  # type: ignore[no-untyped-def]
-    while not cond():
-        await asyncio.sleep(0.01)
 
 
 def test_a_new_version_of_a_reply_is_rendered_again_not_taken_from_the_cache(window, qtbot) -> None:

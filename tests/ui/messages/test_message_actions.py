@@ -3,7 +3,6 @@ versions ‹1/2›, switch version, edit and resend, delete; provenance in the r
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -15,13 +14,9 @@ from app.core.chat import versions
 from app.core.history.store import Store
 from app.engine.scripted import ScriptedEngine
 from app.ui.window.main_window import MainWindow
+from tests.helpers import until
 
 pytestmark = pytest.mark.timeout(60)
-
-
-async def until(cond) -> None:  # type: ignore[no-untyped-def]
-    while not cond():
-        await asyncio.sleep(0.005)
 
 
 def test_menu_operations_keep_the_stored_chat_consistent(qtbot, qloop, tmp_path: Path, monkeypatch) -> None:
@@ -30,15 +25,15 @@ def test_menu_operations_keep_the_stored_chat_consistent(qtbot, qloop, tmp_path:
     qtbot.addWidget(w)
     w.show()
     run = qloop.run_until_complete
-    assert run(asyncio.wait_for(w.load_model(), 30))
+    assert run(w.load_model())
     acts = w.messages
     try:
         reply = w.send("hello")
-        run(asyncio.wait_for(until(lambda: reply.status.final), 30))
+        run(until(lambda: reply.status.final))
         acts.copy(reply)
         assert QGuiApplication.clipboard().text() == "Hi!"
         assert acts.regenerate(reply) is reply
-        run(asyncio.wait_for(until(lambda: reply.status.final and not w.session.generating), 30))
+        run(until(lambda: reply.status.final and not w.session.generating))
         widget = w.chat.widget_for(reply)
         acts.decorate(widget)
         assert versions.label(reply) == "2/2" and "&nbsp;2/2&nbsp;" in widget.status.text()
@@ -53,7 +48,7 @@ def test_menu_operations_keep_the_stored_chat_consistent(qtbot, qloop, tmp_path:
         monkeypatch.setattr(EditMessageDialog, "exec", edited)
         new = acts.edit(user)
         assert new is not None
-        run(asyncio.wait_for(until(lambda: new.status.final and not w.session.generating), 30))
+        run(until(lambda: new.status.final and not w.session.generating))
         assert [m.text for m in w.session.conversation.messages] == ["hello again", "Hi!"]
         assert acts.delete(new)
         conv_id = w.session.conversation.id

@@ -3,8 +3,6 @@ changes are announced (its status label's accessible name follows the status).""
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from PySide6.QtWidgets import (
     QAbstractButton,
@@ -19,6 +17,7 @@ from PySide6.QtWidgets import (
 from app.core.history.store import Store
 from app.engine.scripted import ScriptedEngine
 from app.ui.window.main_window import MainWindow
+from tests.helpers import until
 
 pytestmark = pytest.mark.timeout(60)
 CONTROLS = (QAbstractButton, QLineEdit, QPlainTextEdit, QAbstractItemView, QComboBox, QAbstractSpinBox)
@@ -29,10 +28,10 @@ def test_every_control_has_a_name_and_status_changes_are_announced(qtbot, qloop,
     qtbot.addWidget(w)
     w.show()
     run = qloop.run_until_complete
-    assert run(asyncio.wait_for(w.load_model(), 30))
+    assert run(w.load_model())
     try:
         reply = w.send("hi")
-        run(asyncio.wait_for(_until(lambda: reply.status.final and not w.session.generating), 30))
+        run(until(lambda: reply.status.final and not w.session.generating))
         reply.stop_reason = "user"
         from app.core.conversation import MessageStatus
 
@@ -46,8 +45,3 @@ def test_every_control_has_a_name_and_status_changes_are_announced(qtbot, qloop,
         assert nameless == []
     finally:
         run(w.shutdown())
-
-
-async def _until(cond) -> None:  # type: ignore[no-untyped-def]
-    while not cond():
-        await asyncio.sleep(0.005)

@@ -3,7 +3,6 @@ export, chat settings, model library, zoom, theme, help."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -28,7 +27,7 @@ def window(qtbot, qloop, tmp_path):  # type: ignore[no-untyped-def]
     w = MainWindow(ScriptedEngine(tokens_per_s=0), store=store)
     qtbot.addWidget(w)
     w.show()
-    assert qloop.run_until_complete(asyncio.wait_for(w.load_model(), 30))
+    assert qloop.run_until_complete(w.load_model())
     yield w, store
     qloop.run_until_complete(w.shutdown())
 

@@ -3,8 +3,6 @@ chat with the window's size and sidebar width; the sidebar can be hidden."""
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from PySide6.QtCore import Qt
 
@@ -13,25 +11,21 @@ from app.core.settings import AppSettings
 from app.engine.scripted import ScriptedEngine
 from app.ui.window.main_window import MainWindow
 from app.ui.window.menus import MenuKey
+from tests.helpers import until
 
 pytestmark = pytest.mark.timeout(120)
-
-
-async def until(cond) -> None:  # type: ignore[no-untyped-def]
-    while not cond():
-        await asyncio.sleep(0.01)
 
 
 def window_with_chats(qtbot, qloop, store: Store, n: int = 2) -> MainWindow:  # type: ignore[no-untyped-def]
     w = MainWindow(ScriptedEngine(["Hi", "!"], tokens_per_s=0), AppSettings.load(), store)
     qtbot.addWidget(w)
     w.show()
-    assert qloop.run_until_complete(asyncio.wait_for(w.load_model(), 30))
+    assert qloop.run_until_complete(w.load_model())
     for i in range(n):
         w.new_chat()
         reply = w.send(f"chat {i}")
         assert reply is not None
-        qloop.run_until_complete(asyncio.wait_for(until(lambda r=reply: r.status.final), 30))
+        qloop.run_until_complete(until(lambda r=reply: r.status.final))
     return w
 
 
