@@ -32,7 +32,8 @@ import argparse
 import asyncio
 import logging
 import threading
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, Protocol
 
 from app.bench._util import PaintStage, emit, median, percentile, qt_loop, wait_until
 from app.core.conversation import Conversation, Message, MessageStatus, Role
@@ -40,7 +41,7 @@ from app.core.streaming.generation import Generation, StreamSettings, generate
 from app.core.streaming.metrics import now
 from app.core.streaming.scheduler import FairScheduler
 from app.core.streaming.stream import GIL_SWITCH_INTERVAL_S, tune_switch_interval
-from app.core.types import GenerationParams
+from app.core.types import Chunk, GenerationParams
 from app.engine.base import Engine
 from app.engine.scripted import DEFAULT_REPLY, ScriptedEngine
 
@@ -49,7 +50,14 @@ log = logging.getLogger("brook.bench.pipeline")
 PROMPT = "Write a long story about a lighthouse keeper and the ships she guides, with a few lists and code."
 
 
-def raw_run(engine: Engine, messages: list[dict[str, str]], params: GenerationParams) -> dict[str, Any]:
+class RawSource(Protocol):
+    """What the baseline iterates: an engine, or llama-cpp-python with nothing of Brook's around it."""
+
+    def stream(self, messages: list[dict[str, str]], params: GenerationParams,
+               stop: threading.Event) -> Iterable[Chunk]: ...
+
+
+def raw_run(engine: RawSource, messages: list[dict[str, str]], params: GenerationParams) -> dict[str, Any]:
     """The baseline: iterate the engine on this thread, join the text, nothing else."""
     parts: list[str] = []
     tokens = 0
