@@ -247,8 +247,9 @@ class ChatSession:
         return True
 
     async def unload(self) -> None:
-        """Free the engine's memory once every reply's worker has ended: ``model_state`` becomes ``UNLOADED`` and
-        the next reply waits for ``load()`` (idle unload, File → Models → Unload)."""
+        """Free the engine's memory (weights and KV cache) once every reply's worker has ended; ``model_state``
+        becomes ``UNLOADED`` and the next reply waits for ``load()`` (idle unload, File → Models → Unload).
+        Call ``stop_all()`` first to end running replies; this waits for their workers, it does not stop them."""
         for r in list(self._runs):
             if r.gen.stream is not None:
                 await r.gen.stream.wait_closed()

@@ -228,8 +228,15 @@ class LanguageSwitch:
 
     @staticmethod
     def apply(setting: str) -> str:
-        """Install the translation ``setting`` names ("system", "en", "zh_CN") when it differs from the one in
-        use; Qt's LanguageChange then reaches ``retranslate``. Returns the language in use."""
+        """Install the translation ``setting`` names when it differs from the one in use; Qt's LanguageChange
+        then reaches ``retranslate``.
+
+        Args:
+            setting: ``AppSettings.language``: "system", "en" or "zh_CN".
+
+        Returns:
+            The language in use afterwards ("en" when the translation could not be loaded).
+        """
         from app.ui.look import i18n
 
         if i18n.choose_language(setting) != i18n.current():
@@ -238,7 +245,11 @@ class LanguageSwitch:
 
     def retranslate(self) -> int:
         """The window's texts in the language installed now: every text set with ``tr()`` through the ``.ts``
-        tables (``retranslate_tree``), then ``rebuilt()``. Returns how many texts changed (0: same language)."""
+        tables (``retranslate_tree``), then ``rebuilt()``.
+
+        Returns:
+            How many texts changed (0 when the language is the one already shown).
+        """
         from app.ui.look import i18n
 
         new = i18n.current()

@@ -51,8 +51,14 @@ class Appearance(QObject):
         ]
 
     def zoom(self, step: int) -> float:
-        """Move the text size ``step`` steps along ``app.ui.look.theme.ZOOM_STEPS`` (0: back to 100 %); the shown
-        chat is laid out again with the new size. Returns the new factor (1.0 = 100 %)."""
+        """Change the text size; the shown chat is laid out again with the new size.
+
+        Args:
+            step: steps along ``app.ui.look.theme.ZOOM_STEPS`` (+1 larger, -1 smaller; 0: back to 100 %).
+
+        Returns:
+            The new factor (1.0 = 100 %).
+        """
         if self._base_pt is None:
             self._base_pt = self.window.font().pointSizeF()
         factor = zoom_factor(step)

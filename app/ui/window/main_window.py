@@ -288,8 +288,15 @@ class MainWindow(QMainWindow, SessionListener):
         self.session.open_conversation(conv_id)
 
     def open_hit(self, conv_id: int, message_id: int) -> MessageWidget | None:
-        """Open the chat of a search hit and show its message (scrolled into view, briefly outlined); a title
-        hit (``message_id`` 0) opens the chat only. Returns the message's widget, if any."""
+        """Open the chat of a search hit and show its message (scrolled into view, briefly outlined).
+
+        Args:
+            conv_id: the hit's conversation (``Store`` id).
+            message_id: the hit's message (``Message.db_id``); 0 for a title hit, which opens the chat only.
+
+        Returns:
+            The message's widget, or None (a title hit, or the message is gone).
+        """
         self.open_conversation(conv_id)
         self.context_meter.schedule()
         return show_hit(self.chat, self.session.conversation, message_id)

@@ -86,8 +86,12 @@ class ServerMenu(QObject):
         self._run(self.connect_to(dialog.result_connection()))
 
     async def connect_to(self, connection: RemoteConnection) -> bool:
-        """Switch the window to a ``RemoteEngine`` for ``connection``; False (old engine kept) on failure. The
-        server is asked for its models first, so an unreachable server never costs the loaded model."""
+        """Switch the session to a ``RemoteEngine`` for ``connection``. The server is asked for its models first,
+        so an unreachable server never costs the loaded model (a notice says why instead).
+
+        Returns:
+            True when the remote engine is in use; False when the old engine was kept.
+        """
         from app.engine.remote.engine import RemoteEngine, RemoteError, fetch_models
 
         try:
