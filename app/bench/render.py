@@ -185,11 +185,11 @@ def hostile_shapes() -> dict[str, tuple[list[str], float]]:
     return {
         "nested_quotes": (tokens("Deep:\n\n" + "> " * 5_000 + "bottom\n\nafter\n"), 5000.0),
         "long_word": (tokens("A word: " + word + "\n\nafter\n", 400), 500.0),
-        "one_mb_chunk": ([mb], 1.0),
         "long_table": (tokens(table + "\nAfter the table.\n"), 5000.0),
         "long_task_list": (tokens(tasks + "\nAfter the list.\n"), 5000.0),
         "long_quote": (tokens(quote + "\nAfter the quote.\n"), 5000.0),
         "fence_long_line": (tokens(fence, 400), 500.0),
+        "one_mb_chunk": ([mb], 1.0),               # last: it may not finish in time (see --timeout)
     }
 
 
@@ -311,7 +311,15 @@ async def _stream_in_window(app: Any, chunks: list[str], rate: float, tmp: Path,
     assert reply is not None
     gen = window.session.generation_of(reply)
     metrics = gen.metrics if gen is not None else None
-    await asyncio.wait_for(done, timeout_s)
+    timed_out = False
+    try:
+        await asyncio.wait_for(asyncio.shield(done), timeout_s)
+    except TimeoutError:                            # a shape that does not finish: stop it, report it as such
+        timed_out = True
+        stamps.append(time.perf_counter())          # the frame still waited for counts to now
+        window.coalescer.freeze(reply)              # Stop would paint the whole backlog at once: not here
+        window.stop()
+        await asyncio.wait_for(done, 60)
     painting["on"] = False
     t_done = time.perf_counter()
     watchdog.stop()
@@ -329,7 +337,7 @@ async def _stream_in_window(app: Any, chunks: list[str], rate: float, tmp: Path,
         keep.extend(intervals)
     out: dict[str, Any] = {"chunks": len(chunks), "chars": len(text), "rate_chunks_per_s": rate,
                            **_frames(intervals), "final_html_equals_one_shot": same,
-                           "status": reply.status.value, "reply_ms": (t_done - t0) * 1e3,
+                           "status": reply.status.value, "reply_ms": (t_done - t0) * 1e3, "timed_out": timed_out,
                            "stalls_over_40ms": len(stalls)}
     if os.environ.get("BROOK_BENCH_STACKS"):
         for s in sorted(stalls, key=lambda s: -s.duration_ms)[:5]:
@@ -345,7 +353,9 @@ async def _stream_in_window(app: Any, chunks: list[str], rate: float, tmp: Path,
         out["producer_ratio"] = schedule / produced if produced > 0 else 1.0
         out["e2e_ratio"] = min(1.0, schedule / span) if span > 0 else 1.0
         out["last_paint_after_last_chunk_ms"] = (metrics.painted[-1] - metrics.produced[-1]) * 1e3
-    assert reply.status is MessageStatus.DONE, reply.status
+    assert reply.status is (MessageStatus.STOPPED if timed_out else MessageStatus.DONE), reply.status
+    if timed_out:
+        out["final_html_equals_one_shot"] = False   # it never showed the whole text
     window.close()
     await window.shutdown()
     window.deleteLater()
@@ -367,6 +377,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=20.0,
                         help="stream at most this long per rate (the reply is cut: 100 tokens/s × 20 s = 2,000 tokens)")
     parser.add_argument("--shapes", default="all", help="hostile shapes to stream (comma-separated, 'all' or 'none')")
+    parser.add_argument("--timeout", type=float, default=300.0,
+                        help="seconds a scenario may take; then it is stopped and reported as timed out")
     parser.add_argument("--inspector", action="store_true",
                         help="also stream at 1,000 tokens/s with the stream inspector open (inspector_* keys)")
     parser.add_argument("--rounds", type=int, default=1, help="accepted for compatibility (one round per scenario)")
@@ -404,7 +416,13 @@ def main(argv: list[str] | None = None) -> int:
         worst_p99, worst_max, worst_e2e, same = 0.0, 0.0, 1.0, True
         for name, chunks, rate, panel in scenarios:
             frames: list[float] = []
-            r = measure_window(chunks, rate, inspector=panel, intervals=frames)
+            try:
+                r = measure_window(chunks, rate, inspector=panel, intervals=frames, timeout_s=args.timeout)
+            except TimeoutError:                # it did not even stop in time: the window was stuck
+                r = {"chunks": len(chunks), "chars": sum(map(len, chunks)), "timed_out": True, "frames": 0,
+                     "frame_interval_ms_p50": 0.0, "frame_interval_ms_p99": args.timeout * 1e3,
+                     "frame_interval_ms_max": args.timeout * 1e3, "reply_ms": args.timeout * 1e3,
+                     "final_html_equals_one_shot": False}
             if name == "rate_1000":
                 series["frame_intervals_ms"] = frames
             elif name == "inspector_rate_1000":
