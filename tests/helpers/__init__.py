@@ -38,3 +38,12 @@ async def until(cond: Callable[[], object], *, poll_s: float = 0.005) -> None:
     """Wait (without blocking the loop) until ``cond()`` is true, checking every ``poll_s`` seconds."""
     while not cond():
         await asyncio.sleep(poll_s)
+
+
+def wait_for_thread(cond: Callable[[], object], *, poll_s: float = 0.005) -> None:
+    """Block until ``cond()`` is true, checking every ``poll_s`` seconds: for state a worker thread sets, in a
+    test that runs no event loop (a test that truly hangs is ended by pytest-timeout)."""
+    import time
+
+    while not cond():
+        time.sleep(poll_s)

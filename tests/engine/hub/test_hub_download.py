@@ -4,7 +4,6 @@ several at once, the SHA-256 check (a wrong hash never leaves a file), the disk-
 from __future__ import annotations
 
 import hashlib
-import time
 from pathlib import Path
 
 import pytest
@@ -14,20 +13,13 @@ from app.engine.hub.client import HubClient
 from app.engine.hub.download import Download, State, destination
 from app.engine.hub.manager import DownloadManager
 from app.engine.library import scan_models
+from tests.helpers import wait_for_thread
 from tests.helpers.fake_hub import BAD_HASH, GATED, TINY, TOKEN
 
 
 def _download(f, models: Path, client: HubClient | None = None, **kw) -> Download:
     client = client or HubClient()
     return Download(f, models, client.url(f), client.headers(), **kw)
-
-
-def _until(cond, timeout_s: float = 60.0) -> None:
-    """Wait for a worker thread's state (bounded: a hang fails here instead of at pytest's timeout)."""
-    end = time.monotonic() + timeout_s
-    while not cond():
-        assert time.monotonic() < end, "condition not reached"
-        time.sleep(0.005)
 
 
 def test_download_is_verified_and_appears_in_the_library(fake_hub, tmp_path):
@@ -92,7 +84,7 @@ def test_pause_then_resume_continues_from_the_byte_it_had(fake_hub, tmp_path):
     fake_hub.throttle_bps = 4_000_000
     d = _download(f, tmp_path / "models")
     d.start()
-    _until(lambda: d.progress().done_bytes >= 1 << 20)
+    wait_for_thread(lambda: d.progress().done_bytes >= 1 << 20)
     d.pause()
     p = d.wait()
     assert p.state == State.PAUSED and 0 < p.done_bytes < f.size_bytes
@@ -109,7 +101,7 @@ def test_progress_has_speed_and_time_left(fake_hub, tmp_path):
     fake_hub.throttle_bps = 2_000_000
     d = _download(f, tmp_path / "models")
     d.start()
-    _until(lambda: d.progress().done_bytes >= 2 << 20)
+    wait_for_thread(lambda: d.progress().done_bytes >= 2 << 20)
     p = d.progress()
     d.cancel()
     d.wait()
@@ -122,7 +114,7 @@ def test_cancel_deletes_the_part(fake_hub, tmp_path):
     fake_hub.throttle_bps = 2_000_000
     d = _download(f, tmp_path / "models")
     d.start()
-    _until(lambda: d.progress().done_bytes > 0)
+    wait_for_thread(lambda: d.progress().done_bytes > 0)
     d.cancel()
     assert d.wait().state == State.CANCELLED
     assert not d.part.exists() and not d.meta.exists() and not d.path.exists()
@@ -137,7 +129,7 @@ def test_several_downloads_at_once(fake_hub, tmp_path):
     fake_hub.throttle_bps = 8_000_000
     files = [*client.files(TINY), *client.files(GATED)]
     downloads = [mgr.add(f) for f in files]
-    _until(lambda: sum(1 for d in downloads if d.progress().done_bytes > 0) == len(downloads))
+    wait_for_thread(lambda: sum(1 for d in downloads if d.progress().done_bytes > 0) == len(downloads))
     assert len(mgr.active) >= 2                 # they overlap: none waited for another to finish
     for d in downloads:
         assert d.wait().state == State.DONE
