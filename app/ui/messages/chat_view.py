@@ -194,6 +194,13 @@ class ChatView(QAbstractScrollArea):
                 return self._in_full(w)
         return None
 
+    def existing_widget(self, message: Message) -> MessageWidget | None:
+        """The widget showing ``message`` if it has one now (none is made, a preview is not rendered)."""
+        for it in reversed(self.items):
+            if it.message is message:
+                return it.widget if isinstance(it.widget, MessageWidget) else None
+        return None
+
     def _in_full(self, w: QWidget | None) -> MessageWidget | None:
         """``w`` showing its message in full (a preview is rendered now): asked for by name, it is wanted now."""
         if not isinstance(w, MessageWidget):
@@ -235,6 +242,20 @@ class ChatView(QAbstractScrollArea):
                 self.verticalScrollBar().setValue(max(0, self._tops[i] - margin))
                 return w
         return None
+
+    def reshow(self, message: Message) -> None:
+        """Show finished ``message`` again as a finished message is shown when it scrolls in: from the render
+        cache within the step's budget, else its preview, rendered by the idle slices (a reply stopped in the
+        middle of a burst the render tick had not painted)."""
+        for it in reversed(self.items):
+            if it.message is message:
+                self._drop(it)
+                it.heights.clear()
+                self._dirty.add(self.items.index(it))
+                self._relayout()
+                if self._previews():
+                    self._idle.start(0)
+                return
 
     def message_changed(self, message: Message) -> None:
         """``message``'s widget changed height (status, error or figures shown): measure it again."""

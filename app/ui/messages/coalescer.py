@@ -38,6 +38,8 @@ TICK_BUDGET_MS = 8.0
 FIRST_SLICE_CHARS = 2_048
 MIN_SLICE_CHARS = 128
 MAX_SLICE_CHARS = 1 << 20
+#: At Stop, what arrived is painted at once only up to this many characters (a burst is shown another way).
+STOP_PAINT_CHARS = 8_192
 
 
 @dataclass(eq=False)
@@ -152,6 +154,22 @@ class Coalescer(QObject):
                 self._paint(t, None)
         self.detach(reply)
         done()
+    def stop(self, reply: Message) -> bool:
+        """Stop: paint what arrived for ``reply`` now if it is at most ``STOP_PAINT_CHARS`` (the usual case),
+        then freeze it (nothing more is painted, whatever arrives). Returns False when more had arrived than
+        that: it is not painted (one patch of it could take seconds) and the caller shows the stopped reply as
+        a finished message instead (preview, then rendered in slices)."""
+        t = self._targets.get(reply.id)
+        if t is None or t.frozen:
+            return True
+        text, n = reply.take_new()
+        self._take(t, text, n)
+        painted = t.waiting <= STOP_PAINT_CHARS
+        if painted:
+            self._paint(t, None)
+        t.frozen = True
+        return painted
+
     def freeze(self, reply: Message) -> None:
         """Stop: nothing more of ``reply`` is painted, whatever arrives later."""
         t = self._targets.get(reply.id)

@@ -93,6 +93,7 @@ class MainWindow(QMainWindow, SessionListener):
         self.session = ChatSession(engine, settings, store, listener=self, opener=self._open_engine)
         session = self.session
         self.coalescer = Coalescer(self)
+        self._reshow_after_stop: set[int] = set()   # stopped replies whose last burst was not painted
         self.coalescer.painted.connect(self._on_painted)
         self.setWindowTitle("Brook")
         self.resize(1040, 760)
@@ -452,8 +453,8 @@ class MainWindow(QMainWindow, SessionListener):
     def reply_changed(self, gen: Generation) -> None:
         reply = gen.reply
         self.status.update_reply(reply)          # the last reply's final figures come after it ended
-        widget = self.chat.widget_for(reply) if gen.conversation is self.session.conversation else None
-        if widget is not None:
+        widget = self.chat.existing_widget(reply) if gen.conversation is self.session.conversation else None
+        if widget is not None:                   # (a widget made later shows the status from the start)
             widget.update_status()
             self.chat.message_changed(reply)
         if reply.id not in self.session.running:
@@ -466,8 +467,8 @@ class MainWindow(QMainWindow, SessionListener):
             self.status.set_state(self.tr("generating…"))
 
     def reply_stopping(self, gen: Generation) -> None:
-        self.coalescer.flush(gen.reply)
-        self.coalescer.freeze(gen.reply)
+        if not self.coalescer.stop(gen.reply):     # a burst not painted yet: shown as a finished reply once ended
+            self._reshow_after_stop.add(gen.reply.id)
 
     def reply_ended(self, gen: Generation) -> None:
         reply = gen.reply
@@ -495,6 +496,9 @@ class MainWindow(QMainWindow, SessionListener):
         if stopped:
             self.coalescer.detach(reply)
             shown()
+            if reply.id in self._reshow_after_stop:
+                self._reshow_after_stop.discard(reply.id)
+                self.chat.reshow(reply)            # its preview now, its render in idle slices
         else:
             self.coalescer.finish(reply, shown)   # a backlog still to paint is painted in slices first
 

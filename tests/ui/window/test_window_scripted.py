@@ -205,3 +205,27 @@ def test_an_empty_reply_is_explained(make_window, qloop) -> None:
     widget = w.chat.widgets[-1]
     assert reply.status is MessageStatus.DONE and reply.text == ""
     assert widget.note.isVisibleTo(w) and "without any text" in widget.note.text() and "Resend" in widget.note.text()
+
+
+def test_stop_in_the_middle_of_a_burst_shows_the_reply_without_painting_the_burst_at_once(
+        make_window, qloop, tmp_path) -> None:
+    """A burst the render tick has not painted yet is not painted in one go at Stop (one patch of it could take
+    seconds): nothing more is painted after Stop, and the stopped reply shows as a finished one (its preview,
+    then its render in idle slices)."""
+    from app.ui.messages.coalescer import STOP_PAINT_CHARS
+
+    burst = "".join(f"Line {i} of a burst, with **bold** text.\n\n" for i in range(2_000))   # ~80 KB
+    assert len(burst) > 4 * STOP_PAINT_CHARS
+    w = make_window(ScriptedEngine(["Start.\n\n", burst] + ["more "] * 2_000, tokens_per_s=20), Store(
+        tmp_path / "h.sqlite3"))
+    reply: Message = w.send("go")
+    _run(qloop, _until(lambda: len(reply.text) > len(burst) and w.coalescer.waiting(reply) > STOP_PAINT_CHARS))
+    gen = w.session.generation_of(reply)
+    w.stop()
+    _run(qloop, _until(lambda: reply.status.final and not w.session.generating))
+    assert reply.status is MessageStatus.STOPPED and gen is not None and gen.chunks_painted_after_stop() == 0
+    widget = w.chat.widgets[-1]
+    assert widget.message is reply and widget.preview                  # shown as a finished reply: preview …
+    _run(qloop, _until(w.chat.fully_rendered))                         # … then rendered in idle slices
+    shown = w.chat.widgets[-1]
+    assert not shown.preview and shown.view.renderer.text == reply.text and "Line 1999 of a burst" in reply.text
