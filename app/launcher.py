@@ -300,8 +300,9 @@ def main(argv: list[str] | None = None) -> int:
             store.close()
             log.warning("exiting while the model is still busy in a worker thread")
             logging.shutdown()
-            sys.stdout.flush()
-            sys.stderr.flush()
+            for stream in (sys.stdout, sys.stderr):      # None in a windowed Windows exe (no console)
+                if stream is not None:
+                    stream.flush()
             os._exit(result)
     store.close()
     return result

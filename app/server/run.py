@@ -184,8 +184,11 @@ def serve_main(args: argparse.Namespace, make_engine: Callable[[], Engine]) -> i
         print(f"Brook serves {engine.name} at {server.url} (OpenAI-compatible; Ctrl+C stops)", flush=True)
         stop = asyncio.Event()
         for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError, RuntimeError):   # Windows: Ctrl+C raises instead
+            with contextlib.suppress(NotImplementedError, RuntimeError):   # Windows: no loop signal handlers
                 loop.add_signal_handler(sig, stop.set)
+        if sys.platform == "win32":      # Ctrl+C, and Ctrl+Break (what a parent can send to a process group)
+            for sig in (signal.SIGINT, signal.SIGBREAK):
+                signal.signal(sig, lambda *_: loop.call_soon_threadsafe(stop.set))
         try:
             waiting = asyncio.ensure_future(stop.wait())
             await asyncio.wait({waiting, asyncio.ensure_future(server.serve_forever())},

@@ -60,8 +60,11 @@ def test_headless_serve_command(tmp_path: Path) -> None:
                              env=env, capture_output=True, text=True, timeout=60)
     assert refused.returncode == 2 and "requires an API key" in refused.stderr
 
+    # Ctrl+C: SIGINT; Windows has no SIGINT to send to another process, but Ctrl+Break to its process group
+    group = {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP} if sys.platform == "win32" else {}
+    interrupt = signal.CTRL_BREAK_EVENT if sys.platform == "win32" else signal.SIGINT
     proc = subprocess.Popen([sys.executable, "main.py", "--serve", "--scripted", "--port", "0"], cwd=ROOT,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **group)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
@@ -70,7 +73,7 @@ def test_headless_serve_command(tmp_path: Path) -> None:
         resp = httpx.post(f"{url}/chat/completions", timeout=60,
                           json={"messages": [{"role": "user", "content": "hi"}], "max_tokens": 3})
         assert resp.status_code == 200 and resp.json()["usage"]["completion_tokens"] == 3
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(interrupt)
         assert proc.wait(60) == 0
     finally:
         if proc.poll() is None:
