@@ -5,6 +5,9 @@ stderr is also written to the log and shown in a dialog.
   entry passes one that imports and runs ``app.launcher.main``) and turns an exception that escapes it (even an
   ``ImportError`` of a broken bundle) into a log entry with the
   traceback, a line on stderr and, when dialogs are wanted, a modal dialog naming the log file. Exit status 70.
+- a system library missing at start-up (``ImportError``/``OSError`` "libGL.so.1: cannot open shared object file",
+  typically the tarball on a bare system) is no traceback but ``missing_library_message``: which library, which
+  package has it, and the README's list; exit status 2 (``EXIT_STARTUP``).
 - ``report_startup_error(message)``: a start-up problem the user can fix (a missing model file): stderr, log,
   and a modal dialog when wanted. Returns the exit status (2).
 - ``report_uncaught(text)``: called by the launcher's ``sys.excepthook`` after it logged the traceback; shows a
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 import tempfile
 import traceback
@@ -32,6 +36,18 @@ EXIT_CRASH = 70
 #: Exit status of a start-up error the user can fix (the launcher's usage/model errors).
 EXIT_STARTUP = 2
 LOG_NAME = "brook.log"
+#: A shared library the dynamic loader could not find: ``libGL.so.1: cannot open shared object file`` (Linux),
+#: ``Library not loaded: …/QtGui`` (macOS); the name of the library is group 1.
+MISSING_LIBRARY_RE = re.compile(r"([\w.+-]+\.so(?:\.\d+)*): cannot open shared object file"
+                                r"|Library not loaded: (\S+)")
+#: Debian/Ubuntu packages of the system libraries the Linux bundle needs (the .deb declares them all).
+SYSTEM_LIBRARY_PACKAGES = {
+    "libGL.so.1": "libgl1", "libEGL.so.1": "libegl1", "libOpenGL.so.0": "libopengl0",
+    "libfontconfig.so.1": "libfontconfig1", "libxkbcommon.so.0": "libxkbcommon0",
+    "libxkbcommon-x11.so.0": "libxkbcommon-x11-0", "libX11-xcb.so.1": "libx11-xcb1", "libxcb.so.1": "libxcb1",
+    "libxcb-cursor.so.0": "libxcb-cursor0", "libdbus-1.so.3": "libdbus-1-3", "libglib-2.0.so.0": "libglib2.0-0",
+    "libgthread-2.0.so.0": "libglib2.0-0", "libX11.so.6": "libx11-6", "libgomp.so.1": "libgomp1",
+}
 
 
 def is_frozen() -> bool:
@@ -124,13 +140,37 @@ def guarded_main(main: Callable[[list[str]], int | None], argv: list[str] | None
     except (SystemExit, KeyboardInterrupt):
         raise
     except BaseException as exc:
-        text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        path = _ensure_file_logging()
-        log.critical("Brook crashed:\n%s", text)
-        _stderr(text)
-        if dialogs_wanted(args):
-            _dialog("Brook crashed", f"Brook stopped because of an unexpected error: {exc}", text, path, wait=True)
-        return EXIT_CRASH
+        message = missing_library_message(exc)
+        if message is None:
+            return _crashed(exc, args)
+        log.debug("missing system library", exc_info=exc)
+        return report_startup_error(message, args)
+
+
+def missing_library_message(exc: BaseException) -> str | None:
+    """A readable message when ``exc`` (or what caused it) says a shared library is missing from the system;
+    None for any other error. Names the Debian package where known."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        m = MISSING_LIBRARY_RE.search(str(seen))
+        if m:
+            lib = m.group(1) or os.path.basename(m.group(2))
+            package = SYSTEM_LIBRARY_PACKAGES.get(lib)
+            how = f" On Debian or Ubuntu: sudo apt install {package}." if package else ""
+            return (f"Brook needs the system library {lib}, which is not installed on this computer.{how} "
+                    "README.txt in the Brook download lists every library it needs.")
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def _crashed(exc: BaseException, args: list[str]) -> int:
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    path = _ensure_file_logging()
+    log.critical("Brook crashed:\n%s", text)
+    _stderr(text)
+    if dialogs_wanted(args):
+        _dialog("Brook crashed", f"Brook stopped because of an unexpected error: {exc}", text, path, wait=True)
+    return EXIT_CRASH
 
 
 def _dialog(title: str, message: str, details: str | None, path: Path, *, wait: bool) -> None:

@@ -61,6 +61,40 @@ def test_crash_in_main_is_logged_with_its_traceback_and_shown(qapp, monkeypatch)
     assert "Brook crashed:" in log and 'raise RuntimeError("boom in start-up")' in log
 
 
+def test_a_missing_system_library_is_a_message_not_a_traceback(monkeypatch, capsys):
+    """The tarball on a bare system: Qt's import fails in the dynamic loader (the text is PySide6's, from a
+    Debian without libgl1); a real ``dlopen`` failure of a library of no known package is a message too."""
+    monkeypatch.setenv("BROOK_ERROR_DIALOGS", "0")
+
+    def no_libgl(argv):
+        try:
+            raise ImportError("libGL.so.1: cannot open shared object file: No such file or directory")
+        except ImportError as exc:          # as the launcher sees it: raised while importing the window
+            raise RuntimeError("the window could not be imported") from exc
+    assert crash.guarded_main(no_libgl, []) == crash.EXIT_STARTUP
+    err = capsys.readouterr().err
+    assert "system library libGL.so.1" in err and "sudo apt install libgl1" in err
+    assert "Traceback" not in err
+
+    def real_loader_error(argv):
+        import ctypes
+
+        ctypes.CDLL("libbrook-test-absent.so.3")
+    assert crash.guarded_main(real_loader_error, []) == crash.EXIT_STARTUP
+    err = capsys.readouterr().err
+    assert "system library libbrook-test-absent.so.3" in err and "apt install" not in err
+    assert "Traceback" not in err
+
+
+def test_other_import_errors_still_crash_with_their_traceback(monkeypatch, capsys):
+    monkeypatch.setenv("BROOK_ERROR_DIALOGS", "0")
+
+    def broken(argv):
+        import app.no_such_module  # noqa: F401
+    assert crash.guarded_main(broken, []) == crash.EXIT_CRASH
+    assert "Traceback" in capsys.readouterr().err
+
+
 def test_uncaught_exception_shows_one_non_modal_dialog(qapp, monkeypatch):
     monkeypatch.setenv("BROOK_ERROR_DIALOGS", "1")
     crash.report_uncaught("Traceback (most recent call last):\nValueError: first")
