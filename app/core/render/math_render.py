@@ -36,10 +36,13 @@ import hashlib
 import io
 import logging
 import math
+import os
 import re
+import sys
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from pathlib import Path
 
 from app.core.render.worker_pool import DeadlinePool
 
@@ -57,6 +60,8 @@ MAX_TEX_CHARS = 2_000
 #: The text's font, in logical pixels: (size, ascent, descent, x-height), as Qt's ``QFontMetricsF`` gives them.
 Font = tuple[float, float, float, float]
 Key = tuple[str, bool, str, Font, float]  # (TeX, display, colour "#rrggbb", font, device pixel ratio)
+#: The formula the worker draws at its start (``prepare_worker``) and ``warm_up`` asks for.
+WARM_UP_KEY: Key = ("x^2", False, "#000000", (15.0, 14.0, 3.5, 8.0), 1.0)
 
 
 @dataclass(frozen=True)
@@ -194,8 +199,9 @@ class MathPool(DeadlinePool[Key, MathImage]):
     :meth:`image` resolves an image name for the view."""
 
     def __init__(self, deadline_s: float = MATH_DEADLINE_S, max_entries: int = 2048,
-                 handler: str = "app.core.render.math_render:render_formula") -> None:
-        super().__init__(handler, deadline_s, max_entries, name="brook-math")
+                 handler: str = "app.core.render.math_render:render_formula",
+                 init: str | None = "app.core.render.math_render:prepare_worker") -> None:
+        super().__init__(handler, deadline_s, max_entries, name="brook-math", init=init)
         self._names: OrderedDict[str, Key] = OrderedDict()
         self._names_lock = threading.Lock()
 
@@ -255,11 +261,40 @@ class MathCache:
         return hit, False
 
 
+def matplotlib_config_dir() -> Path | None:
+    """Where the frozen app's matplotlib keeps its font cache: ``<user cache dir>/Brook/matplotlib-<bundle>``
+    (``<bundle>``: a hash of the bundle's folder, so a moved bundle never reads font paths of another). None
+    when not frozen: matplotlib's own default (``~/.config/matplotlib``) persists already. PyInstaller's
+    matplotlib hook gives each process a new empty one, so each math worker rebuilt the font list (seconds,
+    past the first formula's deadline)."""
+    if not getattr(sys, "frozen", False):
+        return None
+    import platformdirs
+
+    bundle = str(getattr(sys, "_MEIPASS", "") or Path(sys.executable).parent)
+    tag = hashlib.sha256(bundle.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return Path(platformdirs.user_cache_dir("Brook", appauthor=False)) / f"matplotlib-{tag}"
+
+
+def prepare_worker() -> None:
+    """The math worker's start (``MathPool``'s ``init``, before its first job and outside its deadline): a
+    persistent matplotlib config dir when frozen (:func:`matplotlib_config_dir`), then one formula drawn, which
+    imports matplotlib and builds or reads its font cache and mathtext's fonts."""
+    where = matplotlib_config_dir()
+    if where is not None:
+        try:
+            where.mkdir(parents=True, exist_ok=True)
+            os.environ["MPLCONFIGDIR"] = str(where)
+        except OSError:       # a read-only home: PyInstaller's temporary folder stays
+            pass
+    render_formula(*WARM_UP_KEY)
+
+
 def warm_up(pool: MathPool | None = None) -> None:
     """Start the math worker and have it draw one formula: it imports matplotlib and loads mathtext's fonts
     (~0.5–2 s of its own CPU), so the first formula of a reply is drawn at once. Never waits. The app does it
     while the model loads (``app.ui.messages.markdown_view.warm_up``)."""
-    (pool or default_math_pool()).request(("x^2", False, "#000000", (15.0, 14.0, 3.5, 8.0), 1.0))
+    (pool or default_math_pool()).request(WARM_UP_KEY)
 
 
 _DEFAULT: MathPool | None = None

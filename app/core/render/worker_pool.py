@@ -32,18 +32,27 @@ K = TypeVar("K", bound=Hashable)
 R = TypeVar("R")
 
 
-def _worker_main(conn: Any, handler_path: str) -> None:
-    """The worker process: answer keys with ``handler(*key)`` (None when it raises). Ends quietly when the app
-    goes away (a closed pipe), which may happen at any moment."""
+def _worker_main(conn: Any, handler_path: str, init_path: str | None = None) -> None:
+    """The worker process: run ``init()`` once, then answer keys with ``handler(*key)`` (None when it raises).
+    Ends quietly when the app goes away (a closed pipe), which may happen at any moment."""
     try:
-        _serve(conn, handler_path)
+        _serve(conn, handler_path, init_path)
     except (EOFError, OSError, KeyboardInterrupt):
         return
 
 
-def _serve(conn: Any, handler_path: str) -> None:
-    module, _, name = handler_path.partition(":")
-    handler = getattr(importlib.import_module(module), name)
+def _resolve(path: str) -> Any:
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def _serve(conn: Any, handler_path: str, init_path: str | None = None) -> None:
+    handler = _resolve(handler_path)
+    if init_path:
+        try:
+            _resolve(init_path)()   # within START_TIMEOUT_S, not a job's deadline (fonts, caches)
+        except Exception:           # the jobs then pay for it, or fail into the fallback
+            pass
     try:
         conn.send("ready")
     except OSError:            # the app left already (quit while this worker started): nothing to answer
@@ -66,13 +75,17 @@ class DeadlinePool(Generic[K, R]):
     """Runs ``handler(*key)`` jobs in a worker process; never blocks its callers (except :meth:`wait`).
 
     ``handler``: ``"module:function"``; ``deadline_s``: seconds one job may take (then :meth:`fallback`);
-    ``max_entries``: results kept (LRU); ``name``: the thread's and process's name. Attributes: ``completed``
+    ``max_entries``: results kept (LRU); ``name``: the thread's and process's name; ``init``: ``"module:function"``
+    the worker runs once before it takes jobs (what would make the first job miss its deadline: loading fonts),
+    under the start-up timeout (``START_TIMEOUT_S``). Attributes: ``completed``
     (results stored so far, a counter renderers poll), ``fallbacks`` (jobs past the deadline, or whose worker
     died), ``busy_s`` (seconds the worker spent on jobs that finished in time).
     """
 
-    def __init__(self, handler: str, deadline_s: float, max_entries: int = 4096, name: str = "brook-worker") -> None:
+    def __init__(self, handler: str, deadline_s: float, max_entries: int = 4096, name: str = "brook-worker",
+                 init: str | None = None) -> None:
         self.handler = handler
+        self.init = init
         self.deadline_s = deadline_s
         self.name = name
         self._max = max_entries
@@ -168,7 +181,7 @@ class DeadlinePool(Generic[K, R]):
         self._kill()
         ctx = multiprocessing.get_context("spawn")  # never fork a process that runs Qt
         parent, child = ctx.Pipe()
-        proc = ctx.Process(target=_worker_main, args=(child, self.handler), name=f"{self.name}-worker",
+        proc = ctx.Process(target=_worker_main, args=(child, self.handler, self.init), name=f"{self.name}-worker",
                            daemon=True)
         with self._starting:  # an exit in the middle would leave the child a half-written start-up (a traceback)
             if self.exiting:

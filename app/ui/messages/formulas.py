@@ -18,8 +18,22 @@ def math_cache(font: QFont, dpr: float) -> MathCache:
     """Formulas drawn by the shared math pool for text in ``font`` (its size and metrics in logical pixels) on
     a screen of device pixel ratio ``dpr`` (at least 1)."""
     fm = QFontMetricsF(font)
-    px = float(QFontInfo(font).pixelSize()) or fm.ascent() + fm.descent()
+    px = text_pixel_size(float(QFontInfo(font).pixelSize()), fm.ascent() + fm.descent(), font.pointSizeF())
     return MathCache((px, fm.ascent(), fm.descent(), fm.xHeight()), max(1.0, dpr), default_math_pool())
+
+
+#: The text size (logical px) when Qt knows none: a system without any font gives -1 and metrics of 0.
+FALLBACK_PIXEL_SIZE = 16.0
+
+
+def text_pixel_size(pixel_size: float, line_height: float, point_size: float) -> float:
+    """The text's size in logical pixels: Qt's ``QFontInfo.pixelSize()`` when positive, else the line's height
+    (ascent + descent), else the point size at 96 dpi, else ``FALLBACK_PIXEL_SIZE``. (Without any font
+    installed Qt answers -1 for the pixel size, and formulas must still be drawn, not raise.)"""
+    for px in (pixel_size, line_height, point_size * 96.0 / 72.0):
+        if px > 0:
+            return px
+    return FALLBACK_PIXEL_SIZE
 
 
 def formula_image(pool: MathPool, name: QUrl) -> QImage | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 
 import numpy as np
 import pytest
@@ -133,3 +134,41 @@ def test_a_hanging_render_falls_back_to_tex_within_the_deadline() -> None:
         assert not md2.highlights_pending and slow.completed == done                 # remembered, not retried
     finally:
         slow.close()
+
+
+def test_the_workers_start_up_work_runs_outside_the_first_jobs_deadline() -> None:
+    """``init`` (fonts, caches) may take longer than a job's deadline: it runs once at the worker's start, and
+    the first job is still answered in time."""
+    from app.core.render.worker_pool import DeadlinePool
+
+    class Pool(DeadlinePool[tuple[int], str]):
+        def fallback(self, key: tuple[int]) -> str:
+            return "fallback"
+
+    pool = Pool("tests.helpers.slow:started", deadline_s=0.5, init="tests.helpers.slow:slow_start")
+    try:
+        assert pool.ask((1,)) is None
+        assert pool.wait(timeout=120)
+        assert pool.lookup((1,)) is True and pool.fallbacks == 0
+    finally:
+        pool.close()
+
+
+def test_the_frozen_app_keeps_matplotlibs_font_cache(monkeypatch, tmp_path) -> None:
+    """PyInstaller gives each frozen process an empty temporary MPLCONFIGDIR; the math worker uses one per
+    bundle under the user's cache folder instead, so the font list is built once."""
+    import sys
+
+    from app.core.render import math_render
+
+    assert math_render.matplotlib_config_dir() is None           # from source: matplotlib's own default
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("MPLCONFIGDIR", str(tmp_path / "pyinstaller-temp"))
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setattr(sys, "_MEIPASS", str(tmp_path / "Brook" / "_internal"), raising=False)
+    where = math_render.matplotlib_config_dir()
+    assert where is not None and where.parent == tmp_path / "cache" / "Brook"
+    math_render.prepare_worker()
+    assert os.environ["MPLCONFIGDIR"] == str(where) and where.is_dir()
+    monkeypatch.setattr(sys, "_MEIPASS", str(tmp_path / "moved" / "_internal"))
+    assert math_render.matplotlib_config_dir() != where           # another bundle: another font list
