@@ -4,7 +4,11 @@ Sends ``SMOKE_PROMPT`` (temperature 0, seed 42, at most 200 tokens), waits for t
 ``--stop-after-ms`` after the first token), and prints one JSON line::
 
     {"model", "chunks", "ticks", "ttft_ms", "tokens_per_s", "max_stall_ms", "stopped", "chunks_after_stop",
-     "reply_chars", "code_blocks", "formula_images", "status", "closed", "window_shown_at", "model_loaded_at"}
+     "reply_chars", "code_blocks", "formula_images", "status", "closed", "window_shown_at", "model_loaded_at",
+     "cpu_variant", "backend", "device", "gpu_layers", "n_layers"}
+
+(the last five from the engine's ``runtime()``: llama.cpp's CPU variant, the device the layers ran on, and how
+many layers were offloaded to a GPU; absent for an engine without one).
 
 With ``--engine-fault KIND`` (``segv``, ``ill``, ``abort``, ``kill``, ``hang``) the model's process does KIND to
 itself ``--engine-fault-after-ms`` after the first token of the reply; the smoke test then sends a second prompt
@@ -22,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import time
 from typing import TYPE_CHECKING
@@ -38,8 +43,9 @@ if TYPE_CHECKING:
 
 SMOKE_PROMPT = "Write a Python function that reverses a string. Put the code in a fenced code block."
 SMOKE_PARAMS = GenerationParams(temperature=0.0, seed=42, max_tokens=200)
-#: How long to wait for the model to load and the reply to finish (s): generous for a slow CPU.
-SMOKE_TIMEOUT_S = 300.0
+#: How long to wait for the model to load and the reply to finish (s): generous for a slow CPU;
+#: ``BROOK_SMOKE_TIMEOUT_S`` sets it (an emulated CPU under qemu needs far more).
+SMOKE_TIMEOUT_S = float(os.environ.get("BROOK_SMOKE_TIMEOUT_S") or 300.0)
 #: With ``--engine-fault hang``: seconds without a token after which the model process counts as hung.
 HANG_DEADLINE_S = 2.0
 #: What the first reply's stop reason must say for each fault.
@@ -198,6 +204,8 @@ async def run_smoke_test(window: MainWindow, load: asyncio.Future[bool], args: a
         "window_shown_at": round(shown_at, 4),   # Unix time (s): the start-up benchmark subtracts its launch time
         "model_loaded_at": round(loaded_at, 4),
     }
+    runtime = getattr(window.engine, "runtime", None)        # what it ran on: cpu_variant, backend, device, …
+    result.update(runtime() if callable(runtime) else {})
     if args.screenshot and close_after is None:
         window.chat.scroll_to_bottom()
         await asyncio.sleep(0.1)

@@ -1,11 +1,17 @@
 """Build Brook's bundle and installers on the machine this runs on (the same command locally and in CI):
 
-    python3 packaging/build.py [--dist DIR] [--work DIR] [--smoke-test] [--no-installers]
+    python3 packaging/build.py [--dist DIR] [--work DIR] [--smoke-test] [--no-installers] [--no-compile]
+                               [--allow-native]
 
+0. finds, or compiles once and caches, a portable llama-cpp-python (``packaging/llama_build.py``: every CPU
+   variant, picked at run time; ``~/.cache/brook-build``); ``--no-compile`` fails instead of compiling;
+   ``--allow-native`` bundles the installed llama-cpp-python as it is (a local test bundle: it runs only on
+   CPUs like this one; the summary's ``llama.portable`` is false);
 1. renders the icons from ``app/resources/brook.svg`` (``packaging/make_icons.py``) into ``WORK/icons`` and
    compiles ``app/translations/*.ts`` to ``.qm`` (PySide6's lrelease) into ``WORK/translations``;
 2. freezes the app with PyInstaller (``packaging/brook.spec``: one folder, windowed) into ``DIST/Brook``
-   (``DIST/Brook.app`` on macOS);
+   (``DIST/Brook.app`` on macOS), and refuses a bundle whose llama.cpp is a native build (no per-variant CPU
+   modules) unless ``--allow-native``;
 3. builds the installers of this OS into ``DIST``:
    - Linux: ``brook-<v>-linux-<machine>.tar.gz`` and ``brook_<v>_<arch>.deb`` (``packaging/linux.py``); no
      AppImage: appimagetool and the AppImage runtime come only from GitHub releases, not a package registry;
@@ -37,6 +43,8 @@ sys.path.insert(0, str(HERE))
 
 SMOKE_MIN_CHUNKS = 20
 SMOKE_TIMEOUT_S = 900
+#: ``hdiutil create`` fails now and then on hosted macOS runners ("Resource busy"): tries before giving up.
+HDIUTIL_ATTEMPTS = 5
 
 
 def project_version() -> str:
@@ -78,13 +86,16 @@ def compile_translations(out: Path) -> list[Path]:
     return done
 
 
-def freeze(dist: Path, work: Path, icons: Path) -> Path:
+def freeze(dist: Path, work: Path, icons: Path, llama_site: Path | None = None) -> Path:
     """Run PyInstaller on ``packaging/brook.spec``; returns the bundle (``dist/Brook`` or ``dist/Brook.app``)."""
     try:
         import PyInstaller  # noqa: F401
     except ImportError:
         raise SystemExit('PyInstaller is not installed: python3 -m pip install -e ".[test]" (or pyinstaller)') from None
     env = {**os.environ, "BROOK_ICON_DIR": str(icons), "BROOK_QM_DIR": str(work / "translations")}
+    env.pop("BROOK_LLAMA_SITE", None)
+    if llama_site is not None:
+        env["BROOK_LLAMA_SITE"] = str(llama_site)
     cmd = [sys.executable, "-m", "PyInstaller", "--noconfirm", "--log-level", "WARN",
            "--distpath", str(dist), "--workpath", str(work / "pyinstaller"), str(HERE / "brook.spec")]
     subprocess.run(cmd, check=True, cwd=ROOT, env=env)
@@ -117,9 +128,15 @@ def macos_dmg(app: Path, dist: Path, work: Path, version: str) -> Path:
     subprocess.run(["ditto", str(app), str(stage / app.name)], check=True)
     (stage / "Applications").symlink_to("/Applications")
     out = dist / f"Brook-{version}-macos-{platform.machine()}.dmg"
-    subprocess.run(["hdiutil", "create", "-volname", "Brook", "-srcfolder", str(stage), "-ov", "-format", "UDZO",
-                    str(out)], check=True)
-    return out
+    cmd = ["hdiutil", "create", "-volname", "Brook", "-srcfolder", str(stage), "-ov", "-format", "UDZO", str(out)]
+    for attempt in range(1, HDIUTIL_ATTEMPTS + 1):      # "hdiutil: create failed - Resource busy" on CI runners
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode == 0:
+            return out
+        print(f"hdiutil create failed (attempt {attempt}/{HDIUTIL_ATTEMPTS}): {proc.stderr.strip()}",
+              file=sys.stderr, flush=True)
+        time.sleep(5 * attempt)
+    raise SystemExit(f"hdiutil create failed {HDIUTIL_ATTEMPTS} times: {proc.stderr.strip()}")
 
 
 def smoke_test(executable: Path, *extra: str) -> dict[str, Any]:
@@ -139,8 +156,19 @@ def smoke_test(executable: Path, *extra: str) -> dict[str, Any]:
     return result
 
 
-def build(dist: Path, work: Path, *, installers: bool = True, smoke: bool = False) -> dict[str, Any]:
-    """Steps 1-4 of the module docstring; returns the summary (paths as strings, sizes in bytes, seconds)."""
+def bundled_llama_lib(bundle: Path) -> Path:
+    """``llama_cpp/lib`` inside a bundle (``_internal`` next to the executable; ``Contents/Frameworks`` in a .app)."""
+    for cand in (bundle / "_internal" / "llama_cpp" / "lib", bundle / "Contents" / "Frameworks" / "llama_cpp" / "lib",
+                 bundle / "Contents" / "Resources" / "llama_cpp" / "lib"):
+        if cand.is_dir():
+            return cand
+    raise SystemExit(f"the bundle {bundle} has no llama_cpp/lib")
+
+
+def build(dist: Path, work: Path, *, installers: bool = True, smoke: bool = False, compile_llama: bool = True,
+          allow_native: bool = False) -> dict[str, Any]:
+    """Steps 0-4 of the module docstring; returns the summary (paths as strings, sizes in bytes, seconds)."""
+    import llama_build
     from make_icons import make_icons
 
     version = project_version()
@@ -148,13 +176,28 @@ def build(dist: Path, work: Path, *, installers: bool = True, smoke: bool = Fals
     work.mkdir(parents=True, exist_ok=True)
     summary: dict[str, Any] = {"version": version, "platform": sys.platform, "seconds": {}}
     t = time.perf_counter()
+    llama_site = None
+    if not allow_native:
+        llama_site = llama_build.portable_site(compile_missing=compile_llama, log=work / "llama-build.log")
+    summary["seconds"]["llama"] = time.perf_counter() - t
+    t = time.perf_counter()
     icons = work / "icons"
     make_icons(icons)
     summary["translations"] = [p.name for p in compile_translations(work / "translations")]
     summary["seconds"]["icons"] = time.perf_counter() - t
     t = time.perf_counter()
-    bundle = freeze(dist, work, icons)
+    bundle = freeze(dist, work, icons, llama_site)
     summary["seconds"]["pyinstaller"] = time.perf_counter() - t
+    lib = bundled_llama_lib(bundle)
+    try:
+        variants = llama_build.check_portable(lib)
+    except llama_build.NativeBuildError:
+        if not allow_native:
+            raise
+        variants = []
+    summary["llama"] = {"portable": bool(variants) or (sys.platform == "darwin" and llama_site is not None),
+                        "site": str(llama_site) if llama_site else None, "cmake_args": llama_build.cmake_args(),
+                        "cpu_variants": variants}
     summary["bundle"] = str(bundle)
     summary["executable"] = str(frozen_executable(dist))
     summary["sizes"] = {"bundle": tree_size(bundle)}
@@ -192,10 +235,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--work", type=Path, default=ROOT / "build", help="PyInstaller's work folder and icons (build)")
     p.add_argument("--no-installers", action="store_true", help="only the bundle, no tarball/.deb/setup/.dmg")
     p.add_argument("--smoke-test", action="store_true", help="run the frozen app's --smoke-test after building")
+    p.add_argument("--no-compile", action="store_true",
+                   help="fail instead of compiling the portable llama-cpp-python when it is not cached")
+    p.add_argument("--allow-native", action="store_true",
+                   help="bundle the installed llama-cpp-python even if it is a native build (a local test bundle)")
     args = p.parse_args(argv)
     t0 = time.perf_counter()
     summary = build(args.dist.resolve(), args.work.resolve(), installers=not args.no_installers,
-                    smoke=args.smoke_test)
+                    smoke=args.smoke_test, compile_llama=not args.no_compile, allow_native=args.allow_native)
     summary["seconds"]["total"] = time.perf_counter() - t0
     summary["seconds"] = {k: round(v, 1) for k, v in summary["seconds"].items()}
     print(json.dumps(summary), flush=True)

@@ -119,6 +119,31 @@ class LlamaEngine:
     def metadata(self) -> dict[str, str]:
         return dict(self._llm.metadata) if self._llm is not None else {}
 
+    def runtime(self) -> dict[str, Any]:
+        """What the loaded model runs on: ``cpu_variant`` (llama.cpp's CPU module, ``app.engine.backends``),
+        ``backend`` (``CPU`` or the GPU device's ggml name, e.g. ``Vulkan0``), ``device`` (that device's
+        description), ``gpu_layers`` (layers offloaded, of ``n_layers`` + the output layer; 0 on the CPU).
+        Empty before ``load``."""
+        llm = self._llm
+        if llm is None:
+            return {}
+        from app.engine.backends import load_backends
+
+        found = load_backends()
+        gpus = found.gpus()
+        try:
+            import llama_cpp
+
+            n_layers = int(llama_cpp.llama_model_n_layer(llm._model.model))
+        except (AttributeError, TypeError):
+            n_layers = 0
+        requested = self.n_gpu_layers if self.n_gpu_layers >= 0 else n_layers + 1
+        offloaded = min(requested, n_layers + 1) if gpus else 0
+        dev = gpus[0] if offloaded else next((d for d in found.devices if d.kind == "cpu"), None)
+        return {"cpu_variant": found.cpu_variant, "backend": dev.name if dev is not None else "CPU",
+                "device": dev.description if dev is not None else None, "gpu_layers": offloaded,
+                "n_layers": n_layers}
+
     def provenance(self) -> dict[str, Any]:
         """Model file facts for a reply's provenance (``app.core.streaming.provenance.model_file_facts``); the chat
         template is the GGUF's own ``tokenizer.chat_template``, one given to the engine, or ChatML (see

@@ -10,6 +10,8 @@ another thread never sees it.
 The same wrapper turns off llama.cpp's *extra buffer types* (``use_extra_bufts``: the CPU weight-repacking and
 AMX buffers) unless ``BROOK_EXTRA_BUFTS=1``: on CPUs that advertise AMX but fault in it, llama.cpp's AMX kernels
 kill the process (SIGSEGV/SIGILL) at the first longer prompt, and ``Llama`` does not expose the field.
+``install_model_params`` also loads llama.cpp's backend modules (``app.engine.backends.load_backends``): a
+portable build has no CPU backend until then.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from app.core.errors import LoadCancelled
+from app.engine.backends import load_backends
 from app.engine.base import ProgressCallback
 
 log = logging.getLogger("brook.engine.load_progress")
@@ -39,8 +42,10 @@ def extra_buffer_types() -> bool:
 
 def install_model_params() -> bool:
     """Wrap ``llama_cpp.llama_cpp.llama_model_default_params`` once. False when this llama-cpp-python has no
-    such function or no ``progress_callback`` field (progress then stays a busy indicator)."""
+    such function or no ``progress_callback`` field (progress then stays a busy indicator). Loads llama.cpp's
+    backend modules first (a portable llama.cpp registers no CPU backend until then)."""
     global _installed
+    load_backends()
     with _install_lock:
         if _installed:
             return True

@@ -1,4 +1,10 @@
-"""Fixtures of the packaging tests: one build of the bundle, tarball and .deb per test session."""
+"""Fixtures of the packaging tests: one build of the bundle, tarball and .deb per test session.
+
+The build bundles the portable llama-cpp-python (``packaging/llama_build.py``) when it is cached
+(``~/.cache/brook-build``, or ``BROOK_BUILD_CACHE``): CI on the shared machine has it warm. A cold cache does not
+make the test run compile llama.cpp (10-40 min): the bundle is then built with ``--allow-native`` (the installed
+llama-cpp-python) and the tests that need the portable build skip, unless ``BROOK_PACKAGING_COMPILE=1`` asks
+for the compile."""
 
 from __future__ import annotations
 
@@ -13,6 +19,19 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = ROOT / "packaging" / "build.py"
+sys.path.insert(0, str(ROOT / "packaging"))
+import llama_build  # noqa: E402  (packaging/ is no package: its modules are scripts)
+
+
+def llama_mode() -> list[str]:
+    """build.py's llama.cpp flags for this test session (see the module docstring)."""
+    if os.environ.get("BROOK_PACKAGING_COMPILE") == "1":
+        return []
+    try:
+        llama_build.portable_site(compile_missing=False)
+    except SystemExit:
+        return ["--allow-native"]
+    return ["--no-compile"]
 #: Generous limits for a shared 2-core machine (conditions, not timing checks).
 BUILD_TIMEOUT_S = 1500
 RUN_TIMEOUT_S = 600
@@ -28,7 +47,7 @@ class FrozenRunner:
         self.log_file = tmp / "data" / "logs" / "brook.log"
         self.env = dict(os.environ)
         self.env.update(QT_QPA_PLATFORM="offscreen", BROOK_DATA_DIR=str(tmp / "data"),
-                        BROOK_CONFIG_DIR=str(tmp / "config"))
+                        BROOK_CONFIG_DIR=str(tmp / "config"), XDG_CACHE_HOME=str(tmp / "cache"))
         self.env.pop("BROOK_ERROR_DIALOGS", None)
 
     def smoke(self, executable: Path, *extra: str) -> dict:
@@ -59,7 +78,8 @@ def build(tmp_path_factory: pytest.TempPathFactory):
         pytest.skip("dpkg-deb is not installed (the .deb is built on Debian-based systems only)")
     base = tmp_path_factory.mktemp("packaging")
     proc = subprocess.run([sys.executable, str(BUILD_SCRIPT), "--dist", str(base / "dist"), "--work",
-                           str(base / "work")], cwd=ROOT, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+                           str(base / "work"), *llama_mode()], cwd=ROOT, capture_output=True, text=True,
+                          timeout=BUILD_TIMEOUT_S)
     assert proc.returncode == 0, f"build failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}"
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     summary["base"] = str(base)
