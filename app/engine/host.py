@@ -218,7 +218,7 @@ class Host:
         self.engine = engine
         chat = engine._prompt
         self.send(("loaded", {"metadata": engine.metadata, "template_source": chat.source if chat else None,
-                              "n_threads": engine.n_threads}))
+                              "n_threads": engine.n_threads, "runtime": engine.runtime()}))
         log.info("model loaded (n_threads=%s, n_gpu_layers=%s)", engine.n_threads, engine.n_gpu_layers)
 
     # decode thread ----------------------------------------------------------------------------------

@@ -241,6 +241,7 @@ class HostedEngine:
         self.crashes = 0                # host deaths seen (crashes and hangs)
         self.restarts = 0               # hosts started again after one died
         self._template_source: str | None = None
+        self._runtime: dict[str, Any] = {}         # what the host's llama.cpp runs on (``runtime``)
         self._host: _Host | None = None
         self._prestarted: tuple[str, _Host] | None = None
         self._wanted = False            # loaded by the caller and not unloaded: a dead host is started again
@@ -262,6 +263,11 @@ class HostedEngine:
         """The engine host's process id while one runs (tests, benchmarks)."""
         host = self._host
         return host.pid if host is not None and host.alive() else None
+
+    def runtime(self) -> dict[str, Any]:
+        """What the model runs on in the host (``LlamaEngine.runtime``: ``cpu_variant``, ``backend``,
+        ``device``, ``gpu_layers``, ``n_layers``), as of its last load; empty before one."""
+        return dict(self._runtime) if self.loaded else {}
 
     def provenance(self) -> dict[str, Any]:
         """Model file facts for a reply's provenance (``model_file_facts``; hashed in this process)."""
@@ -365,6 +371,7 @@ class HostedEngine:
                     facts = msg[1]
                     self.metadata = dict(facts.get("metadata") or {})
                     self._template_source = facts.get("template_source")
+                    self._runtime = dict(facts.get("runtime") or {})
                     host.loaded = True
                     self.mode = mode
                     return
