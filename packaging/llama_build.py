@@ -72,10 +72,12 @@ def cache_dir(version: str, args: list[str]) -> Path:
     return cache_root() / "llama-cpp-python" / f"{version}-{key}"
 
 
-def portable_site(*, compile_missing: bool = True, log: Path | None = None) -> Path:
-    """``site/`` of the cached portable build (compiling it first if it is not cached and ``compile_missing``);
-    raises ``SystemExit`` saying how to build it otherwise, or when the compile fails (its log named)."""
-    version, args = llama_version(), cmake_args()
+def portable_site(*, compile_missing: bool = True, log: Path | None = None, args: list[str] | None = None) -> Path:
+    """``site/`` of the cached portable build with ``args`` (default: ``cmake_args()``), compiling it first if it
+    is not cached and ``compile_missing``; raises ``SystemExit`` saying how to build it otherwise, or when the
+    compile fails (its log named)."""
+    version = llama_version()
+    args = cmake_args() if args is None else args
     where = cache_dir(version, args)
     site = where / "site"
     if (site / "llama_cpp" / "__init__.py").is_file():
