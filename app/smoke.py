@@ -204,7 +204,7 @@ async def run_smoke_test(window: MainWindow, load: asyncio.Future[bool], args: a
         "window_shown_at": round(shown_at, 4),   # Unix time (s): the start-up benchmark subtracts its launch time
         "model_loaded_at": round(loaded_at, 4),
     }
-    runtime = getattr(window.engine, "runtime", None)        # what it ran on: cpu_variant, backend, device, …
+    runtime = getattr(window.session.engine, "runtime", None)   # what it ran on: cpu_variant, backend, device, …
     result.update(runtime() if callable(runtime) else {})
     if args.screenshot and close_after is None:
         window.chat.scroll_to_bottom()
