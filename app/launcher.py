@@ -178,7 +178,7 @@ def engine_spec(args: argparse.Namespace, settings: object):
             args.model_notice = notice          # shown in the window once it exists
     return EngineSpec(model_path=path, n_ctx=args.n_ctx or getattr(settings, "n_ctx", None),
                       scripted=args.scripted, slow_ms=args.slow_ms, n_threads=getattr(settings, "n_threads", None),
-                      n_gpu_layers=getattr(settings, "n_gpu_layers", 0), remote=remote, script=script,
+                      n_gpu_layers=getattr(settings, "n_gpu_layers", -1), remote=remote, script=script,
                       in_process=bool(getattr(args, "in_process_engine", False)))
 
 

@@ -64,7 +64,7 @@ class AppSettings:
     generation: GenerationParams = field(default_factory=GenerationParams)
     recent_models: list[str] = field(default_factory=list)
     n_threads: int | None = None    # decode threads; None = llama.cpp's choice
-    n_gpu_layers: int = 0           # layers offloaded to the GPU (only with a GPU build of llama.cpp); -1 = all
+    n_gpu_layers: int = -1          # layers offloaded to the GPU (with a GPU build of llama.cpp); -1 = as many as fit
     models_dir: str | None = None   # the model library folder; None = <data folder>/models
     preset: str = "Balanced"        # preset of new chats (app.core.chat.presets)
     language: str = "system"        # UI language: "system" | "en" | "zh_CN"

@@ -12,6 +12,12 @@ it is; its variant is reported as ``"built-in"``.
 
 ``install_model_params`` (``app.engine.load_progress``) calls ``load_backends`` before any model is loaded, so
 every ``Llama`` of the process finds its backends.
+
+**GPU layers.** ``gpu_layers_for`` turns the ``n_gpu_layers`` setting into the number a load asks llama.cpp
+for: ``-1`` (the default) is "as many as fit": 0 without a GPU device, else as many of the model's layers as
+the first GPU's free memory holds (``layers_that_fit``: each layer an equal share of the file's weights and of
+the KV cache for the context window, ``GPU_RESERVE_BYTES`` kept free); a number ≥ 0 is taken as it is.
+``LlamaEngine.load`` falls back to the CPU (0 layers) when a load with layers on the GPU fails.
 """
 
 from __future__ import annotations
@@ -65,6 +71,45 @@ class Backends:
 
 _lock = threading.Lock()
 _result: Backends | None = None
+#: Device memory left free beyond the layers (compute buffers, the driver, the desktop): 512 MiB.
+GPU_RESERVE_BYTES = 512 * 1024 * 1024
+#: The ``n_gpu_layers`` value that means "as many as fit" (llama.cpp's own -1 means "all").
+AS_MANY_AS_FIT = -1
+
+
+def layers_that_fit(model_bytes: int, n_layers: int, kv_bytes: int, free_bytes: int,
+                    reserve_bytes: int = GPU_RESERVE_BYTES) -> int:
+    """How many of a model's ``n_layers`` + 1 layers (its blocks and the output layer) fit in ``free_bytes`` of
+    device memory, each costing an equal share of ``model_bytes`` (the GGUF's size) and ``kv_bytes`` (the KV
+    cache), with ``reserve_bytes`` kept free. 0 … ``n_layers`` + 1."""
+    if n_layers <= 0 or free_bytes <= reserve_bytes:
+        return 0
+    per_layer = (max(0, model_bytes) + max(0, kv_bytes)) / (n_layers + 1)
+    if per_layer <= 0:
+        return n_layers + 1
+    return max(0, min(n_layers + 1, int((free_bytes - reserve_bytes) // per_layer)))
+
+
+def gpu_layers_for(requested: int, model_path: str | Path, n_ctx: int, found: Backends | None = None) -> int:
+    """The ``n_gpu_layers`` to load ``model_path`` with (see the module docstring): ``requested`` ≥ 0 as it is;
+    ``AS_MANY_AS_FIT`` (or any negative value): 0 without a GPU, else what fits on the first GPU (sizes from
+    the GGUF header: ``app.engine.library.read_model_info``; all layers when the header lacks them and the
+    file fits)."""
+    if requested >= 0:
+        return requested
+    gpus = (found or load_backends()).gpus()
+    if not gpus:
+        return 0
+    from app.engine.library import read_model_info
+
+    info = read_model_info(model_path)
+    gpu = gpus[0]
+    n_layers = info.n_layers or 0
+    if n_layers <= 0:           # no block count in the header: all or nothing, by the file's size
+        return 10_000 if info.size_bytes + GPU_RESERVE_BYTES < gpu.free_bytes else 0
+    fit = layers_that_fit(info.size_bytes, n_layers, info.kv_cache_bytes(n_ctx) or 0, gpu.free_bytes)
+    log.info("GPU layers: %d of %d fit on %s (%s free)", fit, n_layers + 1, gpu.description, gpu.free_bytes)
+    return fit
 
 
 def cpu_variant_modules(lib_dir: Path) -> dict[str, Path]:

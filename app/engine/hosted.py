@@ -219,7 +219,7 @@ class HostedEngine:
     max_concurrency = 1
 
     def __init__(self, model_path: str | Path, *, n_ctx: int | None = None, n_threads: int | None = None,
-                 n_gpu_layers: int = 0, chat_template: str | None = None, memory_limit_mb: int | None = None,
+                 n_gpu_layers: int = -1, chat_template: str | None = None, memory_limit_mb: int | None = None,
                  render_deadline_s: float = 10.0, prefill_deadline_s: float = 300.0, token_deadline_s: float = 30.0,
                  stop_deadline_s: float = 5.0) -> None:
         from app.engine.llama import DEFAULT_N_CTX, default_threads

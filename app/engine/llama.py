@@ -55,13 +55,14 @@ class LlamaEngine:
     max_concurrency = 1
 
     def __init__(self, model_path: str | Path, *, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None,
-                 n_gpu_layers: int = 0, chat_template: str | None = None) -> None:
+                 n_gpu_layers: int = -1, chat_template: str | None = None) -> None:
         self.model_path = Path(model_path)
         self.chat_template = chat_template    # None: the GGUF's own
         self._prompt: ChatPrompt | None = None
         self.n_ctx = n_ctx
         self.n_threads = n_threads
-        self.n_gpu_layers = n_gpu_layers
+        self.n_gpu_layers = n_gpu_layers     # asked for: ≥ 0 layers, or -1 = as many as fit (app.engine.backends)
+        self.gpu_layers = 0                  # what the last load gave llama.cpp
         self._llm: Any = None
         self._lock = threading.Lock()
 
@@ -81,9 +82,21 @@ class LlamaEngine:
         if progress:
             progress(0.0)
         Llama = import_llama()
+        from app.engine.backends import gpu_layers_for
+
         with loading_with_progress(progress) as watch:      # llama.cpp's own progress; False from it aborts
+            params = self.load_params()
+            params["n_gpu_layers"] = gpu_layers = gpu_layers_for(self.n_gpu_layers, path, self.n_ctx)
             try:
-                llm = Llama(model_path=str(path), **self.load_params())
+                try:
+                    llm = Llama(model_path=str(path), **params)
+                except (ValueError, RuntimeError, OSError) as exc:
+                    if gpu_layers == 0 or watch.cancelled is not None:
+                        raise
+                    log.warning("loading %s with %d layers on the GPU failed (%s); loading it on the CPU",
+                                path.name, gpu_layers, exc)
+                    params["n_gpu_layers"] = gpu_layers = 0
+                    llm = Llama(model_path=str(path), **params)
             except (ValueError, RuntimeError, OSError) as exc:
                 if watch.cancelled is not None:
                     log.info("loading %s cancelled after %d progress callbacks", path, watch.calls)
@@ -106,6 +119,7 @@ class LlamaEngine:
         with self._lock:
             self._llm = llm
             self._prompt = prompt
+            self.gpu_layers = gpu_layers
         default_hash_cache().start(path)      # SHA-256 for provenance, once per file, in the background
         log.info("loaded %s (n_ctx=%d)", path, self.n_ctx)
 
@@ -137,8 +151,7 @@ class LlamaEngine:
             n_layers = int(llama_cpp.llama_model_n_layer(llm._model.model))
         except (AttributeError, TypeError):
             n_layers = 0
-        requested = self.n_gpu_layers if self.n_gpu_layers >= 0 else n_layers + 1
-        offloaded = min(requested, n_layers + 1) if gpus else 0
+        offloaded = min(self.gpu_layers, n_layers + 1) if gpus else 0
         dev = gpus[0] if offloaded else next((d for d in found.devices if d.kind == "cpu"), None)
         return {"cpu_variant": found.cpu_variant, "backend": dev.name if dev is not None else "CPU",
                 "device": dev.description if dev is not None else None, "gpu_layers": offloaded,

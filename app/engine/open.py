@@ -36,7 +36,7 @@ class EngineSpec:
     scripted: bool = False
     slow_ms: float = 0.0
     n_threads: int | None = None
-    n_gpu_layers: int = 0
+    n_gpu_layers: int = -1
     remote: Any = None
     script: str | None = None  # with ``scripted``: the reply's text (``--scripted-reply FILE``)
     in_process: bool = False   # a local model in this process (``LlamaEngine``) instead of an engine host

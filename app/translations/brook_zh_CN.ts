@@ -1766,8 +1766,8 @@ Open %2?</source>
         <translation>这台机器上的自动值：{0}。</translation>
     </message>
     <message>
-        <source>all</source>
-        <translation>全部</translation>
+        <source>as many as fit</source>
+        <translation>放得下的尽量多</translation>
     </message>
     <message>
         <source>This llama.cpp was built without a GPU backend: the model runs on the CPU.</source>
@@ -1930,8 +1930,8 @@ Open %2?</source>
         <translation>模型使用的 CPU 线程数（自动 = 物理核心数；在不超过 8 个核心的机器上减一，让窗口留一个核心显示回复）。</translation>
     </message>
     <message>
-        <source>Model layers run on the GPU (needs a GPU build of llama.cpp; -1 = all). 0 = CPU only.</source>
-        <translation>在 GPU 上运行的模型层数（需要支持 GPU 的 llama.cpp；-1 = 全部）。0 = 仅用 CPU。</translation>
+        <source>Model layers run on the GPU (needs a GPU build of llama.cpp; -1 = as many as fit). 0 = CPU only.</source>
+        <translation>在 GPU 上运行的模型层数（需要支持 GPU 的 llama.cpp；-1 = 显存放得下的尽量多）。0 = 仅用 CPU。</translation>
     </message>
     <message>
         <source>Context window in tokens: how much of the chat the model sees. More needs more memory.</source>

@@ -3,10 +3,6 @@ start-up errors (instead of exiting silently, as a windowed app without a termin
 
 from __future__ import annotations
 
-import json
-import os
-import platform
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -14,8 +10,6 @@ from pathlib import Path
 import pytest
 
 pytestmark = [pytest.mark.slow, pytest.mark.model, pytest.mark.timeout(2400)]
-#: One emulated smoke test (qemu's TCG runs Python, Qt and llama.cpp ~20-50x slower than the CPU).
-QEMU_TIMEOUT_S = 1800
 
 
 def test_bundle_holds_the_model_without_package_metadata(build):
@@ -102,35 +96,3 @@ def test_double_clicked_app_shows_a_start_up_error_dialog(bundle_without_model, 
         proc.terminate()
         proc.communicate(timeout=frozen.timeout_s)
 
-
-def _emulated(build, frozen, cpu: str) -> dict:
-    """The frozen app's smoke test under ``qemu-x86_64 -cpu <cpu>`` (user-mode emulation). PyInstaller's Linux
-    bootloader re-executes itself once (to set LD_LIBRARY_PATH), which would leave qemu: the environment of
-    that second stage is given up front, so it runs the app at once."""
-    exe = Path(build["executable"])
-    config = frozen.tmp / "config"
-    config.mkdir(parents=True, exist_ok=True)       # emulated prefill may take minutes: no reply deadline
-    (config / "settings.json").write_text(json.dumps({"first_token_timeout_s": 3000, "total_timeout_s": 6000}),
-                                          encoding="utf-8")
-    frozen.env.update(_PYI_ARCHIVE_FILE=str(exe), _PYI_PARENT_PROCESS_LEVEL="-1", _PYI_LINUX_PROCESS_NAME="Brook",
-                      LD_LIBRARY_PATH=str(exe.parent / "_internal"), BROOK_SMOKE_TIMEOUT_S=str(QEMU_TIMEOUT_S - 300))
-    proc = subprocess.run(["qemu-x86_64", "-cpu", cpu, str(exe), "--smoke-test"], capture_output=True, text=True,
-                          env=frozen.env, timeout=QEMU_TIMEOUT_S, cwd=frozen.tmp)
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
-    assert proc.returncode == 0 and lines, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr[-4000:]}"
-    return json.loads(lines[-1])
-
-
-@pytest.mark.skipif(os.environ.get("BROOK_TEST_QEMU") != "1",
-                    reason="emulated CPUs take minutes per run (~3 min each here): BROOK_TEST_QEMU=1")
-@pytest.mark.parametrize(("cpu", "variant"), [("Haswell", "haswell"), ("Nehalem", "sse42")])
-def test_frozen_app_runs_on_older_cpus_under_emulation(build, frozen, cpu, variant):
-    """An AVX2 laptop (Haswell) and a CPU without AVX (Nehalem): the bundle made on this AVX-512/AMX machine
-    streams its reply on both, each on its own CPU variant (the native build died with SIGILL)."""
-    if not build["llama"]["portable"]:
-        pytest.skip("built with --allow-native: the portable llama-cpp-python is not cached")
-    if platform.machine() != "x86_64" or shutil.which("qemu-x86_64") is None:
-        pytest.skip("needs qemu-x86_64 on x86-64 (apt-get install qemu-user)")
-    result = _emulated(build, frozen, cpu)
-    assert result["cpu_variant"] == variant
-    assert result["chunks"] >= 20 and result["code_blocks"] >= 1 and result["status"] == "done"

@@ -136,7 +136,7 @@ HELP: dict[str, str] = {
         "window keeps a core to show the reply)."),
     "n_gpu_layers": QT_TRANSLATE_NOOP(
         "SettingsHelp",
-        "Model layers run on the GPU (needs a GPU build of llama.cpp; -1 = all). 0 = CPU only."),
+        "Model layers run on the GPU (needs a GPU build of llama.cpp; -1 = as many as fit). 0 = CPU only."),
     "n_ctx": QT_TRANSLATE_NOOP(
         "SettingsHelp",
         "Context window in tokens: how much of the chat the model sees. More needs more memory."),

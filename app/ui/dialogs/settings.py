@@ -88,7 +88,7 @@ class SettingsDialog(QDialog):
         self.n_threads.setToolTip(help_text("n_threads") + " " + self.tr("Automatic on this machine: {0}.")
                                   .format(default_threads()))
         self.n_gpu_layers = spin(-1, 1000, settings.n_gpu_layers)
-        self.n_gpu_layers.setSpecialValueText(self.tr("all"))
+        self.n_gpu_layers.setSpecialValueText(self.tr("as many as fit"))
         gpu = gpu_offload_supported()
         self.n_gpu_layers.setEnabled(gpu)
         no_gpu = self.tr("This llama.cpp was built without a GPU backend: the model runs on the CPU.")
