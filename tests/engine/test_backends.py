@@ -189,7 +189,7 @@ engine = LlamaEngine(bundled_model_path(), n_ctx=256, n_threads=2)
 engine.load()
 chunks = list(engine.stream([{"role": "user", "content": "Hi"}], GenerationParams(temperature=0.0, seed=1,
                                                                                    max_tokens=12), threading.Event()))
-print(json.dumps({"runtime": engine.runtime(), "tokens": sum(c.tokens for c in chunks)}))
+print(json.dumps({"runtime": engine.runtime(), "tokens": sum(c.n_tokens for c in chunks)}))
 """
 
 
