@@ -7,7 +7,8 @@ view and patches the view once. The tick is **time-sliced**: the slice is as lon
 a tick that cost more than the budget shrinks the next slice in proportion, one that left the budget half unused
 while text was waiting doubles it. What does not fit is carried to the next tick, so a burst (a fast model, a
 proxy that delivers a megabyte at once) costs many cheap ticks instead of one long one, and the newest text still
-appears within a few frames. The slices are cut at line ends where one is near (the renderer gives the same
+appears within a few frames (a backlog is painted within ``CATCH_UP_TICKS`` ticks, whatever they cost). The
+slices are cut at line ends where one is near (the renderer gives the same
 result for any cut: its invariant). A reply that ends with text still in its backlog is finished
 (:meth:`Coalescer.finish`) once the backlog is painted.
 
@@ -38,6 +39,10 @@ TICK_BUDGET_MS = 8.0
 FIRST_SLICE_CHARS = 2_048
 MIN_SLICE_CHARS = 128
 MAX_SLICE_CHARS = 1 << 20
+#: A backlog is painted within at most this many ticks (~1 s at 60 Hz) whatever a tick costs: a slice is never
+#: shorter than the backlog ÷ this. When every patch has a fixed cost over the budget (Qt's cost per change
+#: grows with the tables in the document), shrinking the slices would only stretch the backlog out forever.
+CATCH_UP_TICKS = 64
 #: At Stop, what arrived is painted at once only up to this many characters (a burst is shown another way).
 STOP_PAINT_CHARS = 8_192
 
@@ -53,6 +58,7 @@ class _Target:
     offset: int = 0
     backlog_chunks: int = 0              # chunks the backlog's text came in (painted in proportion)
     slice_chars: int = FIRST_SLICE_CHARS
+    min_slice: int = 0                   # the backlog ÷ CATCH_UP_TICKS when it was largest (reset once painted)
     on_finished: Callable[[], None] | None = None   # the reply ended: call once the backlog is painted
     caught_up: Callable[[], None] | None = None     # a re-made view: call once the text so far is fed
 
@@ -230,9 +236,12 @@ class Coalescer(QObject):
         self._take(t, text, n)
         if not t.waiting and not t.backlog_chunks:
             return None
-        limit = None if budget_ms is None else t.slice_chars
+        t.min_slice = max(t.min_slice, t.waiting // CATCH_UP_TICKS)   # this backlog: done in CATCH_UP_TICKS
+        limit = None if budget_ms is None else max(t.slice_chars, t.min_slice)
         t0 = self._clock()
         piece, n = self._slice(t, limit)
+        if not t.waiting:
+            t.min_slice = 0
         if piece:
             t.feed(piece)
         if t.caught_up is not None and not t.waiting:

@@ -140,7 +140,7 @@ def test_a_burst_is_painted_in_slices_that_fit_the_budget_and_nothing_is_lost(pa
     from app.ui.messages.coalescer import TICK_BUDGET_MS
 
     co, timer, clock = parts
-    r, view = reply(), CostlyView(clock, per_char_s=1e-5)      # 10 µs a character: 1 MB would cost 10 s
+    r, view = reply(), CostlyView(clock, per_char_s=1e-6)      # 1 µs a character: 1 MB would cost 1 s
     metrics = StreamMetrics()
     co.attach(r, view.feed, view.paint, metrics)
     text = "".join(f"line {i} of a burst\n" for i in range(20_000))   # ~350 KB in one chunk
@@ -204,3 +204,17 @@ def test_a_catching_up_view_is_told_once_the_text_so_far_is_fed_before_that_pain
         timer.fire()
     assert events.count(f"caught up {80_000}") == 1 and events[-2:] == ["caught up 80000", "paint 80000"]
     assert all(e.startswith("paint") for e in events[:-2])               # before: slices rendered, no call
+
+
+def test_a_backlog_is_painted_within_catch_up_ticks_even_when_every_patch_costs_more_than_the_budget(parts) -> None:
+    from app.ui.messages.coalescer import CATCH_UP_TICKS
+
+    co, timer, clock = parts
+    r, view = reply(), View(clock, cost_s=0.050)              # 50 ms a patch, however little was fed
+    co.attach(r, view.feed, view.paint)
+    r.append("y\n" * 200_000)                                 # 400 KB at once
+    ticks = 0
+    while co.waiting(r) or not view.fed:
+        timer.fire()
+        ticks += 1
+    assert "".join(view.fed) == "y\n" * 200_000 and ticks <= CATCH_UP_TICKS + 2
