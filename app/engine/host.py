@@ -38,7 +38,10 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from app.engine.llama import LlamaEngine
 
 log = logging.getLogger("brook.engine.host")
 
@@ -163,7 +166,7 @@ class Host:
     def __init__(self, ctl: Any, rpc: Any, memory_limit_mb: int | None = None) -> None:
         self.ctl, self.rpc = ctl, rpc
         self.memory_limit_mb = memory_limit_mb
-        self.engine: Any = None
+        self.engine: LlamaEngine | None = None
         self._send_lock = threading.Lock()
         self._current: tuple[int, threading.Event, _Credits] | None = None
         self._decode: threading.Thread | None = None
@@ -263,7 +266,9 @@ class Host:
                         break
                     self.send(("chunk", sid, chunk.text, chunk.n_tokens, chunk.finish_reason))
             finally:
-                it.close()
+                close = getattr(it, "close", None)     # a generator: end llama.cpp's loop now
+                if close is not None:
+                    close()
             self.send(("end", sid))
         except (OSError, EOFError):
             return                   # the window went away
