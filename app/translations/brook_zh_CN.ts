@@ -1347,8 +1347,8 @@ Open %2?</source>
         <translation>上下文窗口</translation>
     </message>
     <message>
-        <source>Layers offloaded to the GPU (-1: all); only with a GPU build of llama.cpp</source>
-        <translation>卸载到 GPU 的层数（-1：全部）；仅适用于支持 GPU 的 llama.cpp</translation>
+        <source>Layers offloaded to the GPU (-1: as many as fit); only with a GPU build of llama.cpp</source>
+        <translation>卸载到 GPU 的层数（-1：能放下多少就放多少）；仅适用于支持 GPU 的 llama.cpp</translation>
     </message>
     <message>
         <source>GPU layers</source>

@@ -69,8 +69,8 @@ class ModelSettingsDialog(QDialog):
         self.n_gpu_layers.setRange(-2, 100000)
         self.n_gpu_layers.setSpecialValueText(self.tr("the app's (%1)").replace("%1", str(app.n_gpu_layers)))
         self.n_gpu_layers.setValue(-2 if own.n_gpu_layers is None else own.n_gpu_layers)
-        self.n_gpu_layers.setToolTip(self.tr("Layers offloaded to the GPU (-1: all); only with a GPU build of "
-                                             "llama.cpp"))
+        self.n_gpu_layers.setToolTip(self.tr("Layers offloaded to the GPU (-1: as many as fit); only with a GPU "
+                                             "build of llama.cpp"))
         self.n_gpu_layers.setEnabled(gpu)
         form.addRow(self.tr("GPU layers"), self.n_gpu_layers)
         left.addWidget(load)
