@@ -55,6 +55,7 @@ from app.core.render.markdown.thinking import (
     thinking_header_html,
 )
 from app.core.render.math_render import MathPool, default_math_pool
+from app.ui.messages.collector import freeze_startup_heap
 from app.ui.messages.formulas import formula_image, math_cache, text_with_tex
 
 #: Proportional font families, with CJK fallbacks (Qt uses the first installed family that has a glyph).
@@ -709,3 +710,4 @@ def warm_up() -> None:
     view.finish()
     view.document().size()
     view.deleteLater()
+    freeze_startup_heap()      # later full garbage collections skip start-up's objects (see .collector)
