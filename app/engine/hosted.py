@@ -608,7 +608,12 @@ class HostedEngine:
         return int(self._call("count_tokens", text))
 
     def prompt_tokens(self, messages: Sequence[Mapping[str, str]]) -> int:
-        """Tokens of the prompt for ``messages`` (see ``LlamaEngine.prompt_tokens``), counted in the host."""
+        """Tokens of the prompt for ``messages`` (see ``LlamaEngine.prompt_tokens``), counted in the host; for
+        what ``fit_context`` returned, its measure (no round trip)."""
+        from app.engine.llama import FittedMessages
+
+        if isinstance(messages, FittedMessages) and messages.n_ctx == self.n_ctx:
+            return messages.prompt_tokens
         return int(self._call("prompt_tokens", [dict(m) for m in messages]))
 
     def fit_context(self, messages: Sequence[Mapping[str, str]], params: GenerationParams) -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from app.engine.base import (
     LoadCancelled,
     ProgressCallback,
 )
-from app.engine.chat_prompt import ChatPrompt
+from app.engine.chat_prompt import ChatPrompt, Prompt
 from app.engine.load_progress import loading_with_progress
 from app.engine.models import check_gguf, display_name
 
@@ -37,6 +38,10 @@ DEFAULT_N_CTX = 4096
 #: Tokens a chat template adds around each message (ChatML: ``<|im_start|>role\n`` … ``<|im_end|>\n`` = 5;
 #: rounded up for templates with longer markers). Only a first guess: the kept messages are then measured.
 MESSAGE_OVERHEAD_TOKENS = 8
+#: The prompt ``fit_context`` built is sent by a ``stream`` of the same messages that starts within this many
+#: seconds (the reply right after its fit: milliseconds); later, the chat template is rendered again (a template
+#: may print today's date).
+FIT_REUSE_S = 5.0
 
 
 class FittedMessages(list[dict[str, str]]):
@@ -65,6 +70,8 @@ class LlamaEngine:
         self.gpu_layers = 0                  # what the last load gave llama.cpp
         self._llm: Any = None
         self._lock = threading.Lock()
+        #: (messages as a key, monotonic time, Prompt): the prompt the last ``fit_context`` measured
+        self._fitted_prompt: tuple[tuple[Any, ...], float, Prompt] | None = None
 
     @property
     def name(self) -> str:
@@ -185,7 +192,7 @@ class LlamaEngine:
             raise EngineNotLoadedError("The model is not loaded yet.")
         if not (isinstance(messages, FittedMessages) and messages.n_ctx == self.n_ctx):
             messages = self.fit_context(messages, params)
-        prompt = chat.build(messages)
+        prompt = self._take_fitted_prompt(messages) or chat.build(messages)
         if on_prompt is not None:
             on_prompt(len(prompt.tokens))
         dropped: list[str] = []        # marker tokens generated since the last event (their text is dropped)
@@ -276,9 +283,12 @@ class LlamaEngine:
 
     def prompt_tokens(self, messages: Sequence[Mapping[str, str]]) -> int:
         """Tokens of the prompt ``stream`` would send for ``messages`` as they are (chat template, generation
-        prompt, BOS), before any fitting: what a context meter shows."""
+        prompt, BOS), before any fitting: what a context meter shows. Messages ``fit_context`` returned were
+        measured by it already (no second rendering)."""
         if self._prompt is None:
             raise EngineNotLoadedError("The model is not loaded yet.")
+        if isinstance(messages, FittedMessages) and messages.n_ctx == self.n_ctx:
+            return messages.prompt_tokens
         return self._prompt.count(messages)
 
     def fit_context(self, messages: Sequence[Mapping[str, str]], params: GenerationParams) -> FittedMessages:
@@ -299,7 +309,8 @@ class LlamaEngine:
         budget = self.n_ctx - reserve
         head = [msgs.pop(0)] if msgs and msgs[0].get("role") == "system" else []
         start = 0
-        total = chat.count(head + msgs) if msgs else 0
+        built: Prompt | None = chat.build(head + msgs) if msgs else None
+        total = len(built.tokens) if built is not None else 0
         if total > budget:
             # first guess from the contents alone, then measure the real prompt and drop more while it is over
             used = sum(len(chat.text_tokens(m.get("content", ""))) + MESSAGE_OVERHEAD_TOKENS for m in head)
@@ -310,15 +321,26 @@ class LlamaEngine:
                     break
                 start = i
             start = self._to_question(msgs, start)
-            total = chat.count(head + msgs[start:])
-            while total > budget and start < len(msgs) - 1:
+            built = chat.build(head + msgs[start:])
+            while len(built.tokens) > budget and start < len(msgs) - 1:
                 start = self._to_question(msgs, start + 1)
-                total = chat.count(head + msgs[start:])
+                built = chat.build(head + msgs[start:])
+            total = len(built.tokens)
         out = FittedMessages(head + msgs[start:])
         out.left_out, out.prompt_tokens, out.n_ctx = start, total, self.n_ctx
+        if built is not None:        # the prompt just measured is the one ``stream`` sends: rendered once
+            self._fitted_prompt = (_messages_key(out), time.monotonic(), built)
         if start:
             log.warning("context window: left out the %d oldest message(s) to fit %d tokens", start, self.n_ctx)
         return out
+
+    def _take_fitted_prompt(self, messages: Sequence[Mapping[str, str]]) -> Prompt | None:
+        """The prompt the last ``fit_context`` built when it was for exactly ``messages`` and within
+        ``FIT_REUSE_S`` (taken: used once), else None."""
+        kept, self._fitted_prompt = self._fitted_prompt, None
+        if kept is None or time.monotonic() - kept[1] > FIT_REUSE_S or kept[0] != _messages_key(messages):
+            return None
+        return kept[2]
 
     @staticmethod
     def _to_question(msgs: list[dict[str, str]], start: int) -> int:
@@ -338,6 +360,11 @@ class LlamaEngine:
             except Exception:  # pragma: no cover
                 log.exception("closing the model failed")
             log.info("unloaded %s", self.model_path)
+
+
+def _messages_key(messages: Sequence[Mapping[str, str]]) -> tuple[Any, ...]:
+    """A hashable, comparable copy of ``messages`` (every field of every message, in order)."""
+    return tuple(tuple(sorted(m.items())) for m in messages)
 
 
 def import_llama() -> Any:

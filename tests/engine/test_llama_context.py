@@ -82,3 +82,41 @@ def test_stop_during_prefill_returns_at_once_and_leaves_the_model_consistent(bun
         assert say() == before                 # the aborted prefill left no stale KV cache behind
     finally:
         engine.unload()
+
+
+def _counting_renders(engine: LlamaEngine) -> list[int]:
+    """Wrap the engine's chat-template rendering with a counter (a list of one int)."""
+    chat = engine._prompt
+    assert chat is not None
+    calls = [0]
+    render = chat._render
+
+    def counted(messages):
+        calls[0] += 1
+        return render(messages)
+
+    chat._render = counted  # type: ignore[method-assign]
+    return calls
+
+
+def test_a_reply_after_its_fit_renders_the_chat_template_once(bundled_model) -> None:
+    e = LlamaEngine(bundled_model, n_ctx=512)
+    e.load()
+    try:
+        calls = _counting_renders(e)
+        msgs = [{"role": "user", "content": "Say OK."}]
+        fitted = e.fit_context(msgs, PARAMS)
+        assert e.prompt_tokens(fitted) == fitted.prompt_tokens == e.prompt_tokens(msgs)
+        calls[0] = 0
+        fitted = e.fit_context(msgs, PARAMS)
+        text = "".join(c.text for c in e.stream(fitted, PARAMS, threading.Event()))
+        assert text.strip() and calls[0] == 1                 # measured and sent: the same rendering
+        calls[0] = 0
+        list(e.stream(msgs, PARAMS, threading.Event()))       # unfitted: fitted inside, still rendered once
+        assert calls[0] == 1
+        calls[0] = 0
+        e.fit_context([{"role": "user", "content": "Say no."}], PARAMS)
+        list(e.stream(fitted, PARAMS, threading.Event()))     # a fit of other messages is not reused
+        assert calls[0] == 2
+    finally:
+        e.unload()
