@@ -25,185 +25,41 @@ engine does can take the window down:
   ``stop_deadline_s``; past a deadline the host is killed and the reply ends with ``EngineCrashed``.
 - **Unload is process exit**: ``unload`` ends the host, so every byte the model used goes back to the OS;
   a Cancel during ``load`` kills the host at once.
+
+This module decides when hosts start, load, are retried and end; ``app.engine.host_link`` is the window's end
+of one host (the process, its pipes, deadlines, the credit protocol of a stream); ``app.engine.host_crash``
+names what a dead host's reply ends with; ``app.engine.host`` is the child itself.
 """
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import logging
-import multiprocessing
-import os
-import signal
 import threading
-import time
-from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from app.core.streaming.provenance import default_hash_cache, model_file_facts
 from app.core.types import Chunk, GenerationParams
-from app.engine.base import (
-    ContextOverflowError,
-    EngineError,
-    EngineNotLoadedError,
-    InvalidModelError,
-    LoadCancelled,
-    ModelNotFoundError,
-    ProgressCallback,
-)
+from app.engine.base import EngineNotLoadedError, LoadCancelled, ProgressCallback
+from app.engine.host_crash import EngineCrashed, HostGone, HostMemoryError, describe_exit, rebuild_error
+from app.engine.host_link import CREDIT_WINDOW, Deadlines, HostLink, host_options, start_host
 from app.engine.models import check_gguf, display_name
+
+__all__ = [
+    "CANCEL_POLL_S",
+    "CREDIT_WINDOW",
+    "EngineCrashed",
+    "HostMemoryError",
+    "HostedEngine",
+    "describe_exit",
+]
 
 log = logging.getLogger("brook.engine.hosted")
 
-#: Chunks the host may send ahead of what the window's worker thread took (credit flow control).
-CREDIT_WINDOW = 64
-#: Seconds the host process may take to start (Python, then llama-cpp-python's import).
-START_TIMEOUT_S = 60.0
 #: While a load reports no progress, ``progress`` is called again this often (s), so a Cancel is seen.
 CANCEL_POLL_S = 0.05
-
-
-class EngineCrashed(EngineError):
-    """The engine host died or stopped responding. ``stop_reason``: what the reply records ("the model process
-    crashed: illegal instruction (SIGILL)"); ``signal``: the signal number that ended it (None for an exit
-    status or a hang); ``hung``: it was killed for missing a deadline."""
-
-    def __init__(self, message: str, stop_reason: str, *, sig: int | None = None, hung: bool = False) -> None:
-        super().__init__(message)
-        self.stop_reason = stop_reason
-        self.signal = sig
-        self.hung = hung
-
-
-class HostMemoryError(EngineError):
-    """A chat template or the model needed more memory than the engine host may use (its memory limit)."""
-
-
-_SIGNAL_WORDS = {"SIGSEGV": "segmentation fault", "SIGILL": "illegal instruction", "SIGABRT": "aborted",
-                 "SIGKILL": "killed", "SIGBUS": "bus error", "SIGFPE": "floating-point exception",
-                 "SIGTERM": "terminated"}
-
-
-def describe_exit(exitcode: int | None) -> tuple[str, int | None]:
-    """(words, signal number) for a process's exit: ``-4`` → ("illegal instruction (SIGILL)", 4); ``3`` →
-    ("exited with status 3", None); None (still running or unknown) → ("ended", None)."""
-    if exitcode is None:
-        return "ended", None
-    if exitcode < 0:
-        try:
-            name = signal.Signals(-exitcode).name
-        except ValueError:
-            return f"ended by signal {-exitcode}", -exitcode
-        words = _SIGNAL_WORDS.get(name, name)
-        return f"{words} ({name})", -exitcode
-    return f"exited with status {exitcode}", None
-
-
-#: Error kinds the host sends back, rebuilt as the same classes here (others become ``EngineError``).
-def _error_classes() -> dict[str, type[Exception]]:
-    from app.engine.chat_prompt import ChatTemplateError
-
-    return {cls.__name__: cls for cls in (ContextOverflowError, EngineError, InvalidModelError, ModelNotFoundError,
-                                           EngineNotLoadedError, ChatTemplateError, HostMemoryError)}
-
-
-def _rebuild(kind: str, message: str) -> Exception:
-    cls = _error_classes().get(kind)
-    if cls is None:
-        return EngineError(f"The model failed: {kind}: {message}")
-    return cls(message)
-
-
-class _HostGone(Exception):
-    """Internal: the host ended (``exitcode``) or was killed for a deadline (``hung`` names what)."""
-
-    def __init__(self, exitcode: int | None, hung: str | None = None) -> None:
-        super().__init__(hung or str(exitcode))
-        self.exitcode = exitcode
-        self.hung = hung
-
-    def crashed(self, loading: str | None = None) -> EngineCrashed:
-        """The error a reply (or, with ``loading`` = the model's name, a load) ends with."""
-        if loading is not None:
-            words, sig = describe_exit(self.exitcode)
-            what = self.hung or words
-            return EngineCrashed(f"The model process crashed while loading {loading} ({what}), in safe mode too "
-                                 "(no extra CPU buffer types, fewer threads, no GPU offload).",
-                                 f"the model process crashed while loading: {what}", sig=sig, hung=bool(self.hung))
-        if self.hung:
-            return EngineCrashed(f"The model process stopped responding ({self.hung}) and was ended; the reply so "
-                                 "far is kept. The next message starts it again.",
-                                 f"the model process stopped responding: {self.hung}", hung=True)
-        words, sig = describe_exit(self.exitcode)
-        return EngineCrashed(f"The model process crashed ({words}); the reply so far is kept. The next message "
-                             "starts it again.", f"the model process crashed: {words}", sig=sig)
-
-
-class _Host:
-    """One engine host process and the window's ends of its two pipes."""
-
-    def __init__(self, proc: Any, ctl: Any, rpc: Any) -> None:
-        self.proc, self.ctl, self.rpc = proc, ctl, rpc
-        self.send_lock = threading.Lock()
-        self.rpc_lock = threading.Lock()
-        self.killed_for: str | None = None
-        self.load_sent = False
-        self.loaded = False
-
-    @property
-    def pid(self) -> int | None:
-        return int(self.proc.pid) if self.proc.pid is not None else None
-
-    def alive(self) -> bool:
-        return bool(self.proc.is_alive()) and self.killed_for is None
-
-    def send(self, msg: tuple[Any, ...]) -> None:
-        """Send one control message (from any thread; never waits for the process)."""
-        try:
-            with self.send_lock:
-                self.ctl.send(msg)
-        except (OSError, ValueError) as exc:    # a closed pipe: the host is gone (recv says how)
-            raise _HostGone(self.proc.exitcode, self.killed_for) from exc
-
-    def recv(self, timeout: float | None, what: str) -> Any:
-        """The next control message; ``_HostGone`` when the host ends, or when nothing comes within ``timeout``
-        seconds (then the host is killed: ``what`` says what it did not do)."""
-        try:
-            ready = self.ctl.poll(timeout)
-        except (OSError, ValueError) as exc:
-            raise self.gone() from exc
-        if not ready:
-            self.kill(what)
-            raise self.gone()
-        try:
-            return self.ctl.recv()
-        except (EOFError, OSError, ValueError) as exc:
-            raise self.gone() from exc
-
-    def gone(self) -> _HostGone:
-        if self.killed_for is not None:
-            return _HostGone(None, self.killed_for)
-        self.proc.join(2.0)
-        return _HostGone(self.proc.exitcode)
-
-    def kill(self, why: str | None = None) -> None:
-        if why is not None and self.killed_for is None:
-            self.killed_for = why
-            log.error("engine host %s killed: %s", self.pid, why)
-        with contextlib.suppress(Exception):
-            self.proc.kill()
-        self.proc.join(5.0)
-        for conn in (self.ctl, self.rpc):
-            with contextlib.suppress(Exception):
-                conn.close()
-
-    def exit(self, timeout: float = 2.0) -> None:
-        """Ask the host to exit; kill it if it has not within ``timeout`` seconds."""
-        with contextlib.suppress(Exception):
-            self.send(("exit",))
-        self.proc.join(timeout)
-        self.kill()
 
 
 class HostedEngine:
@@ -242,8 +98,8 @@ class HostedEngine:
         self.restarts = 0               # hosts started again after one died
         self._template_source: str | None = None
         self._runtime: dict[str, Any] = {}         # what the host's llama.cpp runs on (``runtime``)
-        self._host: _Host | None = None
-        self._prestarted: tuple[str, _Host] | None = None
+        self._host: HostLink | None = None
+        self._prestarted: tuple[str, HostLink] | None = None
         self._wanted = False            # loaded by the caller and not unloaded: a dead host is started again
         self._first_decode = False      # no reply has finished since the last load
         self._life = threading.RLock()  # starting, loading and ending hosts
@@ -294,22 +150,8 @@ class HostedEngine:
             opts.update(n_threads=max(1, self.n_threads // 2), n_gpu_layers=0)
         return opts
 
-    def _spawn(self, mode: str) -> _Host:
-        from app.engine.host import host_main
-
-        env = {"BROOK_EXTRA_BUFTS": "0"} if mode == "safe" else {}
-        options = {"log_path": _log_file(), "memory_limit_mb": _memory_limit(self.memory_limit_mb), "env": env,
-                   "debug": logging.getLogger("brook").isEnabledFor(logging.DEBUG)}
-        ctx = multiprocessing.get_context("spawn")      # never fork a process that runs Qt
-        ctl, ctl_child = ctx.Pipe()
-        rpc, rpc_child = ctx.Pipe()
-        proc = ctx.Process(target=host_main, args=(ctl_child, rpc_child, options), name="brook-engine-host",
-                           daemon=True)
-        proc.start()
-        ctl_child.close()
-        rpc_child.close()
-        log.info("engine host %s started (%s mode)", proc.pid, mode)
-        return _Host(proc, ctl, rpc)
+    def _spawn(self, mode: str) -> HostLink:
+        return start_host(host_options(self.memory_limit_mb, mode == "safe"), mode)
 
     def prestart(self) -> None:
         """Start the host process now and have it load the model at once: the launcher calls it before it
@@ -323,13 +165,13 @@ class HostedEngine:
                 host = self._spawn(mode)
                 try:
                     host.send(("load", self._load_options(mode)))
-                except _HostGone:
+                except HostGone:
                     host.kill()
                     return
                 host.load_sent = True
                 self._prestarted = (mode, host)
 
-    def _take_prestarted(self, mode: str) -> _Host | None:
+    def _take_prestarted(self, mode: str) -> HostLink | None:
         pre, self._prestarted = self._prestarted, None
         if pre is None:
             return None
@@ -345,7 +187,7 @@ class HostedEngine:
 
     def _start_and_load(self, mode: str, progress: ProgressCallback | None) -> None:
         """A new host in ``mode``, the model loaded in it. Raises the load's error, ``LoadCancelled`` (the host
-        is killed at once), or ``_HostGone``."""
+        is killed at once), or ``HostGone``."""
         host = self._take_prestarted(mode) or self._spawn(mode)
         self._host = host
         try:
@@ -376,7 +218,7 @@ class HostedEngine:
                     self.mode = mode
                     return
                 elif msg[0] == "error":
-                    raise _rebuild(msg[1], msg[2])
+                    raise rebuild_error(msg[1], msg[2])
         except BaseException:
             host.kill()
             if self._host is host:
@@ -390,7 +232,7 @@ class HostedEngine:
         mode = host_modes.recall(self.model_path) or self.mode
         try:
             self._start_and_load(mode, progress)
-        except _HostGone as gone:
+        except HostGone as gone:
             self.crashes += 1
             if mode == "safe" or gone.hung:
                 raise gone.crashed(self.name) from None
@@ -400,13 +242,13 @@ class HostedEngine:
             self.restarts += 1
             try:
                 self._start_and_load("safe", progress)
-            except _HostGone as again:
+            except HostGone as again:
                 self.crashes += 1
                 raise again.crashed(self.name) from None
             host_modes.remember(self.model_path, "safe")
         self._first_decode = True
 
-    def _running(self) -> _Host:
+    def _running(self) -> HostLink:
         """The live host with the model loaded, started again (and the model loaded again) when it died."""
         with self._life:
             host = self._host
@@ -423,7 +265,7 @@ class HostedEngine:
             assert self._host is not None
             return self._host
 
-    def _lost(self, host: _Host) -> None:
+    def _lost(self, host: HostLink) -> None:
         """``host`` died: count it, forget it (the next request starts another)."""
         with self._life:
             self.crashes += 1
@@ -483,7 +325,7 @@ class HostedEngine:
                     yield chunk
                 self._first_decode = False
                 return
-            except _HostGone as gone:
+            except HostGone as gone:
                 self._lost(host)
                 crash = gone.crashed()
                 log.error("engine host %s: %s (after %d chunks of the reply)", host.pid, crash.stop_reason, got)
@@ -499,7 +341,7 @@ class HostedEngine:
                         self.restarts += 1
                         try:
                             self._load_with_retry(None)
-                        except _HostGone as again:
+                        except HostGone as again:
                             self.crashes += 1
                             raise again.crashed() from None
                     host_modes.remember(self.model_path, "safe")
@@ -508,100 +350,26 @@ class HostedEngine:
             finally:
                 inner.close()
 
-    def _stream_on(self, host: _Host, messages: Sequence[Mapping[str, str]], params: GenerationParams,
+    def _stream_on(self, host: HostLink, messages: Sequence[Mapping[str, str]], params: GenerationParams,
                    stop: threading.Event) -> Generator[Chunk, None, None]:
         from app.engine.llama import FittedMessages
 
-        sid = next(self._ids)
         fitted = None
         if isinstance(messages, FittedMessages) and messages.n_ctx == self.n_ctx:
             fitted = {"left_out": messages.left_out, "prompt_tokens": messages.prompt_tokens, "n_ctx": messages.n_ctx}
         fault, self.fault = self.fault, None
-        host.send(("stream", sid, [dict(m) for m in messages], fitted, params, CREDIT_WINDOW, fault))
-        stopped = threading.Event()
-
-        def send_stop() -> None:
-            if not stopped.is_set():
-                stopped.set()
-                with contextlib.suppress(_HostGone):
-                    host.send(("stop", sid))
-
-        add = getattr(stop, "add_callback", None)
-        remove: Callable[[], None] = add(send_stop) if add is not None else (lambda: None)
-        poll = None if add is not None else 0.01       # a plain Event: look at it between waits
-        ended = False
-        granted, taken = CREDIT_WINDOW, 0
-        phase = f"the chat template was not rendered within {self.render_deadline_s:g} s"
-        deadline = self.render_deadline_s
-        try:
-            while True:
-                msg = self._next(host, deadline, phase, stop, poll, send_stop)
-                kind = msg[0]
-                if kind == "chunk":
-                    if msg[1] != sid:
-                        continue
-                    phase, deadline = f"no token within {self.token_deadline_s:g} s", self.token_deadline_s
-                    if stop.is_set():
-                        continue                  # produced as Stop came: dropped; the host ends within a token
-                    yield Chunk(msg[2], msg[3], msg[4])
-                    taken += 1
-                    if granted - taken <= CREDIT_WINDOW // 2:
-                        host.send(("credit", sid, CREDIT_WINDOW - (granted - taken)))
-                        granted = taken + CREDIT_WINDOW
-                elif kind == "prompt":
-                    phase = f"no first token within {self.prefill_deadline_s:g} s"
-                    deadline = self.prefill_deadline_s
-                elif kind == "end":
-                    ended = True
-                    return
-                elif kind == "error":
-                    ended = True
-                    raise _rebuild(msg[1], msg[2])
-        finally:
-            remove()
-            if not ended and host.alive():
-                send_stop()                       # the consumer left (Stop, queue closed): end the host's decode
-                with contextlib.suppress(_HostGone):
-                    while self._next(host, self.stop_deadline_s, "Stop was not answered", None, None,
-                                     send_stop)[0] not in ("end", "error"):
-                        pass
-
-    @staticmethod
-    def _next(host: _Host, deadline: float, what: str, stop: threading.Event | None, poll: float | None,
-              send_stop: Callable[[], None]) -> Any:
-        """The next message within ``deadline`` seconds; with ``poll``, ``stop`` is looked at every ``poll`` s
-        (a plain ``threading.Event`` has no callback) and forwarded to the host."""
-        if poll is None or stop is None:
-            return host.recv(deadline, what)
-        t_end = time.monotonic() + deadline
-        while True:
-            if stop.is_set():
-                send_stop()
-                return host.recv(max(0.0, t_end - time.monotonic()), what)
-            left = t_end - time.monotonic()
-            if left <= 0 or host.ctl.poll(min(poll, left)):
-                return host.recv(max(0.0, left), what)
+        deadlines = Deadlines(self.render_deadline_s, self.prefill_deadline_s, self.token_deadline_s,
+                              self.stop_deadline_s)
+        return host.stream(next(self._ids), [dict(m) for m in messages], fitted, params, stop, deadlines, fault)
 
     # the context meter's calls ----------------------------------------------------------------------
     def _call(self, method: str, *args: Any) -> Any:
         host = self._running()
-        with host.rpc_lock:
-            try:
-                host.rpc.send(("call", method, args))
-                if not host.rpc.poll(self.render_deadline_s):
-                    host.kill(f"the chat template was not rendered within {self.render_deadline_s:g} s")
-                    raise host.gone()
-                reply = host.rpc.recv()
-            except (EOFError, OSError, ValueError):
-                gone = host.gone()
-                self._lost(host)
-                raise gone.crashed() from None
-            except _HostGone as gone:
-                self._lost(host)
-                raise gone.crashed() from None
-        if reply[0] == "error":
-            raise _rebuild(reply[1], reply[2])
-        return reply[1]
+        try:
+            return host.call(method, args, self.render_deadline_s)
+        except HostGone as gone:
+            self._lost(host)
+            raise gone.crashed() from None
 
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` as message content (see ``LlamaEngine.count_tokens``), counted in the host."""
@@ -625,29 +393,3 @@ class HostedEngine:
         out = FittedMessages(kept)
         out.left_out, out.prompt_tokens, out.n_ctx = facts["left_out"], facts["prompt_tokens"], facts["n_ctx"]
         return out
-
-
-def _log_file() -> str | None:
-    """The app's log file, when logging writes one (the host appends to it, faulthandler included)."""
-    for h in logging.getLogger().handlers:
-        name = getattr(h, "baseFilename", None)
-        if name:
-            return str(name)
-    return None
-
-
-def _memory_limit(asked: int | None) -> int | None:
-    """The host's memory limit in MB: ``asked``; 0 → none; None → ``BROOK_HOST_MEMORY_MB`` or the memory
-    available now (``/proc/meminfo``'s MemAvailable; None where unknown)."""
-    if asked is not None:
-        return asked or None
-    env = os.environ.get("BROOK_HOST_MEMORY_MB", "").strip()
-    if env.isdigit():
-        return int(env) or None
-    try:
-        for line in Path("/proc/meminfo").read_text(encoding="ascii").splitlines():
-            if line.startswith("MemAvailable:"):
-                return max(1024, int(line.split()[1]) // 1024)
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
