@@ -10,14 +10,17 @@ import json
 import sqlite3
 from typing import Any
 
+from app.core.history.folders import COLUMNS as GROUPING_COLUMNS
+
 #: table → [(column, SQL type)]
 ADDED_COLUMNS: dict[str, list[tuple[str, str]]] = {
     # a reply's provenance as JSON (model file, size, SHA-256, chat template source, seed): streaming.provenance
     "messages": [("provenance", "TEXT"),
                  # a reply's other versions (regenerate keeps them) as JSON {"shown": i, "others": [...]}
                  ("versions", "TEXT")],
-    # the chat's sampling preset name (app.core.chat.presets) and its own parameter overrides as JSON
-    "conversations": [("preset", "TEXT"), ("params", "TEXT")],
+    # the chat's sampling preset name (app.core.chat.presets) and its own parameter overrides as JSON; whether it
+    # is pinned and its folder (app.core.history.folders)
+    "conversations": [("preset", "TEXT"), ("params", "TEXT"), *GROUPING_COLUMNS],
 }
 
 

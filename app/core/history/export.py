@@ -4,6 +4,7 @@ JSON (``FORMAT`` = ``"brook-chats"``, version 1), UTF-8::
 
     {"format": "brook-chats", "version": 1, "exported": <unix s>,
      "conversations": [{"title", "system_prompt", "preset", "params", "created", "updated",
+                        "pinned": true | false, "folder": null | "<folder name>",
                         "messages": [{"role", "content", "status", "created", "model", "params",
                                       "stop_reason", "error", "metrics", "provenance",
                                       "versions": null | {"shown": i, "others": [{content, status, …}]},
@@ -11,7 +12,9 @@ JSON (``FORMAT`` = ``"brook-chats"``, version 1), UTF-8::
                                      ...]}, ...]}
 
 Every field a chat has in the history is in it (times in seconds since the epoch), so ``import_json`` of an
-export gives the same chats (new row ids). A reply that was still streaming when the app died is exported as
+export gives the same chats (new row ids), pinned and in folders of the same names as before (a folder is found
+by its name, whatever its case, or made; ``pinned`` and ``folder`` are optional, so older exports import as
+ungrouped chats, and an older Brook ignores them). A reply that was still streaming when the app died is exported as
 ``stopped``, as the window shows it. A reply's ``timeline`` is its stream timeline (every chunk's four times,
 queue, ticks; the plain shape of ``app.core.history.timelines``), absent or null when none was recorded.
 Markdown is for reading: one ``#`` section per chat, one ``##`` per message, each reply followed by its
@@ -30,8 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from app.core.conversation import Conversation, Role
+from app.core.history import folders
 from app.core.history import timelines as timeline_store
-from app.core.history.schema import ChatImportError, check_export, clean_time
+from app.core.history.schema import ChatImportError, check_export, clean_text, clean_time
 from app.core.streaming.provenance import describe
 from app.core.text import valid_json
 
@@ -63,11 +67,13 @@ class ImportResult:
 def conversation_to_dict(store: Any, conv_id: int) -> dict[str, Any]:
     """One chat of ``store`` (an ``app.core.history.store.Store``) as a JSON-ready dict. Raises ``KeyError``."""
     conv: Conversation = store.load_conversation(conv_id)
-    row = store.db.execute("SELECT created, updated FROM conversations WHERE id = ?", (conv_id,)).fetchone()
+    row = store.db.execute("SELECT c.created, c.updated, c.pinned, f.name FROM conversations c "
+                           "LEFT JOIN folders f ON f.id = c.folder_id WHERE c.id = ?", (conv_id,)).fetchone()
     timelines = timeline_store.load_chat(store.db, conv_id)
     return {
         "title": conv.title, "system_prompt": conv.system_prompt, "preset": conv.preset, "params": conv.params,
         "created": clean_time(row[0]), "updated": clean_time(row[1]),
+        "pinned": isinstance(row[2], int) and row[2] != 0, "folder": clean_text(row[3]),
         "messages": [{"role": m.role.value, "content": m.text, "status": m.status.value, "created": m.created,
                       "model": m.model, "params": m.params, "stop_reason": m.stop_reason, "error": m.error,
                       "metrics": m.metrics, "provenance": m.provenance,
@@ -162,9 +168,11 @@ def import_json(store: Any, doc: Any) -> ImportResult:
             if _already_there(db, c):
                 result.skipped.append(c["title"])
                 continue
-            cur = db.execute("INSERT INTO conversations(title, system_prompt, created, updated, preset, params) "
-                             "VALUES (?,?,?,?,?,?)", (c["title"], c.get("system_prompt"), c["created"], c["updated"],
-                                                      c.get("preset"), _dumps(c.get("params"))))
+            folder_id = folders.folder_for_import(db, c["folder"]) if c.get("folder") else None
+            cur = db.execute("INSERT INTO conversations(title, system_prompt, created, updated, preset, params, "
+                             "pinned, folder_id) VALUES (?,?,?,?,?,?,?,?)",
+                             (c["title"], c.get("system_prompt"), c["created"], c["updated"], c.get("preset"),
+                              _dumps(c.get("params")), 1 if c.get("pinned") else None, folder_id))
             cid = int(cur.lastrowid or 0)
             result.ids.append(cid)
             for m in c["messages"]:

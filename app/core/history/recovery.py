@@ -3,8 +3,9 @@
 - ``damage(db)``: SQLite's ``PRAGMA quick_check`` (every page of every table and index is read; ~10 ms per MB).
 - ``recover(path, new_store)``: reads the damaged file row by row in rowid order, skipping the unreadable stretches
   (a seek past a bad page, then a binary search back to the first readable row), and writes what it read into a
-  fresh history with the current schema (the search index is rebuilt by its triggers). Messages whose chat row was
-  lost are kept in a chat titled "Recovered messages". The damaged file is kept aside, never deleted. (Python's
+  fresh history with the current schema (the search index is rebuilt by its triggers). Folders come first, then
+  chats (a chat whose folder was lost stays, in no folder). Messages whose chat row was lost are kept in a chat
+  titled "Recovered messages". The damaged file is kept aside, never deleted. (Python's
   ``sqlite3`` has no ``.recover`` — that is the sqlite3 shell's dbdata extension — so this is the row-by-row way.)
 - ``backup_daily(path, folder)``: SQLite's online backup API (``Connection.backup``) into
   ``backups/history-YYYY-MM-DD.sqlite3`` once a day, keeping the newest ``KEEP_BACKUPS``.
@@ -165,8 +166,19 @@ def recover(path: Path, open_new: Callable[[Path], Any]) -> Recovered:
         conv_ids: set[int] = set()
         n_msgs = n_orphans = 0
         db.execute("BEGIN")
+        folder_ids: set[int] = set()           # folders first: a chat's folder_id must name one that was saved
+        fcols = columns("folders")
+        for row in (_readable_rows(src, "folders", fcols, skipped) if {"id", "name"} <= set(fcols) else ()):
+            try:
+                db.execute(f"INSERT INTO folders({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                           tuple(row.values()))
+                folder_ids.add(int(row["id"]))
+            except sqlite3.IntegrityError:     # a name twice, a NULL where one is needed: that folder is left out
+                continue
         ccols = columns("conversations")
         for row in (_readable_rows(src, "conversations", ccols, skipped) if "id" in ccols else ()):
+            if row.get("folder_id") is not None and row["folder_id"] not in folder_ids:
+                row["folder_id"] = None        # its folder was lost: the chat is kept, in no folder
             db.execute(f"INSERT INTO conversations({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
                        tuple(row.values()))
             conv_ids.add(int(row["id"]))

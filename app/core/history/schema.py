@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from app.core.conversation import MessageStatus, Role
 from app.core.errors import BrookError
+from app.core.history.folders import FolderNameError, folder_name
 
 log = logging.getLogger("brook.store.schema")
 
@@ -185,7 +186,20 @@ class ExportChat(BaseModel):
     params: Params | None = None
     created: Time
     updated: Time
+    pinned: bool | None = None
+    #: the name of its folder (``app.core.history.folders.folder_name``: blank is no folder; too long is refused)
+    folder: str | None = None      # (a length constraint would make pydantic refuse lone surrogates)
     messages: list[ExportMessage]
+
+    @field_validator("folder")
+    @classmethod
+    def _folder(cls, v: str | None) -> str | None:
+        if v is None or not v.strip():
+            return None
+        try:
+            return folder_name(v)
+        except FolderNameError as exc:
+            raise ValueError(str(exc)) from None
 
 
 class ExportDoc(BaseModel):

@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from app.core.conversation import Conversation, Message, MessageStatus, Role
+from app.core.history import folders as folder_store
 from app.core.history import timelines as timeline_store
 from app.core.history.columns import ensure_columns, load_versions, versions_json
+from app.core.history.folders import FolderInfo
 from app.core.history.recovery import (
     backup_offer,
     damage,
@@ -43,8 +45,9 @@ from app.core.history.search import search_titles as search_chat_titles
 from app.core.text import decode_utf8, valid_text
 
 log = logging.getLogger("brook.store")
-#: 1: chats and messages; 2: each reply's stream timeline (``timelines``, app.core.history.timelines)
-SCHEMA_VERSION = 2
+#: 1: chats and messages; 2: each reply's stream timeline (``timelines``, app.core.history.timelines); 3: folders
+#: and pinned chats (``folders``, ``conversations.pinned`` / ``folder_id``: app.core.history.folders)
+SCHEMA_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS conversations (
@@ -73,10 +76,15 @@ CREATE INDEX IF NOT EXISTS messages_by_conversation ON messages(conversation_id,
 
 @dataclass(frozen=True, slots=True)
 class ConversationInfo:
+    """A chat as the sidebar lists it: ``updated`` in s since the epoch, ``messages`` its number of messages,
+    ``pinned`` and ``folder_id`` its place in the sidebar (``app.core.history.folders``; None: in no folder)."""
+
     id: int
     title: str
     updated: float
     messages: int
+    pinned: bool = False
+    folder_id: int | None = None
 
 
 class Store:
@@ -109,6 +117,7 @@ class Store:
         db.execute("PRAGMA foreign_keys = ON")
         if self.read_only:
             self.has_fts = has_search_index(db)
+            self.has_folders = _has_folders(db)       # an older file shown read-only has none (no migration)
             return db
         if str(self.path) != ":memory:":
             db.execute("PRAGMA journal_mode = WAL")
@@ -235,10 +244,13 @@ class Store:
             self.db.executescript(_SCHEMA)
         if version < 2:
             timeline_store.ensure_table(self.db)
+        if version < 3:
+            folder_store.ensure_table(self.db)
         if version < SCHEMA_VERSION:
             self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         ensure_columns(self.db)
         self.has_fts = ensure_search_index(self.db)
+        self.has_folders = True
 
     def search(self, query: str, limit: int = 50) -> list[SearchHit]:
         """Messages of every chat containing all terms of ``query``, newest first (see ``app.core.history.search``);
@@ -277,11 +289,44 @@ class Store:
         self.db.execute("DELETE FROM conversations WHERE id = ?", (conv_id,))
 
     def list_conversations(self) -> list[ConversationInfo]:
+        """Every chat, most recently changed first, with its pin and folder (a folder that is gone: None)."""
+        group = ("c.pinned, f.id AS folder_id", "LEFT JOIN folders f ON f.id = c.folder_id ") if self.has_folders \
+            else ("NULL AS pinned, NULL AS folder_id", "")
         rows = self.db.execute(
-            "SELECT c.id, c.title, c.updated, COUNT(m.id) AS n FROM conversations c "
+            f"SELECT c.id, c.title, c.updated, COUNT(m.id) AS n, {group[0]} FROM conversations c {group[1]}"
             "LEFT JOIN messages m ON m.conversation_id = c.id GROUP BY c.id ORDER BY c.updated DESC, c.id DESC"
         ).fetchall()
-        return [ConversationInfo(r["id"], clean_text(r["title"]) or "", clean_time(r["updated"]), r["n"]) for r in rows]
+        return [ConversationInfo(r["id"], clean_text(r["title"]) or "", clean_time(r["updated"]), r["n"],
+                                 _pinned(r["pinned"]), r["folder_id"]) for r in rows]
+
+    # pins and folders (app.core.history.folders) --------------------------------------------------------
+    def list_folders(self) -> list[FolderInfo]:
+        """Every folder of chats, by name."""
+        return folder_store.list_folders(self.db) if self.has_folders else []
+
+    def create_folder(self, name: str) -> int:
+        """A new folder; returns its id. Raises ``FolderNameError`` (empty, too long, taken)."""
+        return folder_store.create_folder(self.db, name)
+
+    def rename_folder(self, folder_id: int, name: str) -> str:
+        """Rename a folder; returns the name as stored. Raises ``FolderNameError`` or ``KeyError``."""
+        return folder_store.rename_folder(self.db, folder_id, name)
+
+    def delete_folder(self, folder_id: int) -> list[int]:
+        """Delete a folder, keeping its chats (in no folder); returns their ids."""
+        return folder_store.delete_folder(self.db, folder_id)
+
+    def set_folder_collapsed(self, folder_id: int, collapsed: bool) -> None:
+        """Remember whether the sidebar shows folder ``folder_id`` closed."""
+        folder_store.set_collapsed(self.db, folder_id, collapsed)
+
+    def set_pinned(self, conv_id: int, pinned: bool) -> None:
+        """Pin a chat to the top of the sidebar, or unpin it. Raises ``KeyError`` for an unknown chat."""
+        folder_store.set_pinned(self.db, conv_id, pinned)
+
+    def move_to_folder(self, conv_id: int, folder_id: int | None) -> None:
+        """Put a chat into a folder (None: out of its folder). Raises ``KeyError`` for an unknown chat or folder."""
+        folder_store.move_to_folder(self.db, conv_id, folder_id)
 
     def load_conversation(self, conv_id: int) -> Conversation:
         """Load a conversation; raises ``KeyError`` when there is none with that id. A reply that was still
@@ -412,6 +457,17 @@ def _cleaned(clean: Callable[..., Any], raw: Any, mid: Any, field: str) -> Any:
 
 def _dumps(v: Any) -> str | None:
     return None if v is None else json.dumps(v)
+
+
+def _pinned(v: Any) -> bool:
+    """A stored ``pinned``: only a whole number other than 0 pins (text or a blob another program wrote: no)."""
+    return isinstance(v, int) and v != 0
+
+
+def _has_folders(db: sqlite3.Connection) -> bool:
+    cols = {r[1] for r in db.execute("PRAGMA table_info(conversations)")}
+    has_table = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'folders'").fetchone()
+    return {"pinned", "folder_id"} <= cols and has_table is not None
 
 
 def _loads(v: Any) -> Any:
