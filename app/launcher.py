@@ -124,17 +124,22 @@ _fault_log: object = None
 
 
 def enable_faulthandler(log_file: Path | None) -> None:
-    """On a fatal signal (SIGSEGV, SIGILL, SIGABRT, …) Python's stacks of every thread go to the log file
-    (stderr when there is none); the engine host does the same in its process."""
+    """On a fatal signal (SIGSEGV, SIGILL, SIGABRT, …) the signal, the faulting module and the last native frames
+    (``app.engine.crash_log``), then Python's stacks of every thread go to the log file (stderr when there is
+    none); the engine host does the same in its process."""
     import faulthandler
+
+    from app.engine import crash_log
 
     global _fault_log
     try:
         if log_file is not None:
             _fault_log = open(log_file, "a", encoding="utf-8")   # noqa: SIM115 - open for the process's life
             faulthandler.enable(file=_fault_log, all_threads=True)
+            crash_log.install(_fault_log.fileno())
         else:
             faulthandler.enable(all_threads=True)
+            crash_log.install(sys.stderr.fileno())
     except (OSError, ValueError, AttributeError):   # no usable stderr (a windowed app on Windows)
         pass
 

@@ -23,7 +23,9 @@ the model loads) this process does ``kind`` to itself — ``segv`` (reads addres
 ``abort`` (``abort()``, as a failed ``GGML_ASSERT`` does), ``kill`` (SIGKILL, as the OOM killer does) or
 ``hang`` (decode stops yielding).
 
-``faulthandler`` writes the Python stacks of every thread to the log file on a fatal signal; the memory
+On a fatal signal the log file gets the signal, the faulting address and module and the last native frames
+(``app.engine.crash_log``), then ``faulthandler``'s Python stacks of every thread; SIGUSR1 (sent by the window
+before it kills a host that missed a deadline) writes the Python stacks of a hung host. The memory
 limit (``RLIMIT_DATA`` on Linux) makes a template or model that would take the machine's memory fail with
 ``MemoryError`` instead, reported as such.
 """
@@ -39,6 +41,8 @@ import sys
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+from app.engine import crash_log
 
 if TYPE_CHECKING:
     from app.engine.llama import LlamaEngine
@@ -95,6 +99,9 @@ def _setup_logging(path: str | None, debug: bool) -> None:
     if stream is not None:
         with contextlib.suppress(Exception):
             faulthandler.enable(file=stream, all_threads=True)
+            crash_log.install(stream.fileno())           # the signal, where, the last native frames, first
+            if hasattr(signal, "SIGUSR1"):                # the window asks for the stacks of a hung host
+                faulthandler.register(signal.SIGUSR1, file=stream, all_threads=True)
     global _log_stream
     _log_stream = stream
 
@@ -316,10 +323,28 @@ def inject_fault(kind: str, hang: threading.Event | None = None) -> None:
         with contextlib.suppress(Exception):
             h.flush()
     actions: dict[str, Callable[[], object]] = {
-        "segv": lambda: __import__("ctypes").string_at(0),
-        "ill": lambda: os.kill(os.getpid(), signal.SIGILL),
+        "segv": lambda: __import__("ctypes").memset(0, 0, 1),    # in native code, without the GIL, as llama.cpp
+        "ill": _illegal_instruction,
         "abort": os.abort,
         "kill": lambda: os.kill(os.getpid(), signal.SIGKILL),
         "hang": lambda: hang.set() if hang is not None else threading.Event().wait(),
     }
     actions[kind]()
+
+
+def _illegal_instruction() -> None:
+    """Execute an undefined instruction (x86-64 ``ud2``) from a page of native code, as a CPU without a build's
+    instructions does; where no page may be executable (or on another CPU), send this process SIGILL."""
+    import ctypes
+    import mmap
+    import platform
+
+    if platform.machine() in ("x86_64", "AMD64") and hasattr(mmap, "PROT_EXEC"):
+        try:
+            page = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+        except OSError:
+            pass
+        else:
+            page.write(b"\x0f\x0b")                      # ud2
+            ctypes.CFUNCTYPE(None)(ctypes.addressof(ctypes.c_char.from_buffer(page)))()
+    os.kill(os.getpid(), signal.SIGILL)

@@ -18,6 +18,7 @@ import contextlib
 import logging
 import multiprocessing
 import os
+import signal
 import threading
 import time
 from collections.abc import Callable, Generator
@@ -32,6 +33,8 @@ log = logging.getLogger("brook.engine.hosted")
 
 #: Chunks the host may send ahead of what the window's worker thread took (credit flow control).
 CREDIT_WINDOW = 64
+#: Seconds a hung host is given to write its stacks to the log before it is killed.
+STACKS_WAIT_S = 0.2
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,9 +123,16 @@ class HostLink:
         return HostGone(self.proc.exitcode)
 
     def kill(self, why: str | None = None) -> None:
+        """End the process now; ``why`` (a missed deadline) is logged and kept for ``gone``, and the host is first
+        asked for its Python stacks (SIGUSR1: faulthandler writes them to the log)."""
         if why is not None and self.killed_for is None:
             self.killed_for = why
-            log.error("engine host %s killed: %s", self.pid, why)
+            log.error("engine host %s killed: %s (its threads' stacks follow in the log)", self.pid, why)
+            sig = getattr(signal, "SIGUSR1", None)
+            if sig is not None and self.pid is not None and self.proc.is_alive():
+                with contextlib.suppress(OSError):
+                    os.kill(self.pid, sig)
+                    self.proc.join(STACKS_WAIT_S)        # faulthandler writes at once; the process goes on
         with contextlib.suppress(Exception):
             self.proc.kill()
         self.proc.join(5.0)
@@ -228,10 +238,11 @@ class HostLink:
 
 
 def _log_file() -> str | None:
-    """The app's log file, when logging writes one (the host appends to it, faulthandler included)."""
+    """The app's log file, when logging writes one (the host appends to it, faulthandler included); a handler
+    that writes to ``os.devnull`` is none."""
     for h in logging.getLogger().handlers:
         name = getattr(h, "baseFilename", None)
-        if name:
+        if name and os.path.abspath(name) != os.path.abspath(os.devnull):
             return str(name)
     return None
 
