@@ -37,4 +37,8 @@ def test_smoke_test_survives_the_fault_and_the_second_reply_works(kind: str, tmp
     if kind in ("segv", "ill", "abort"):                 # faulthandler in the host wrote its stacks
         name = {"segv": "Segmentation fault", "ill": "Illegal instruction", "abort": "Aborted"}[kind]
         assert f"Fatal Python error: {name}" in log, log[-3000:]
+        sig = {"segv": "SIGSEGV", "ill": "SIGILL", "abort": "SIGABRT"}[kind]
+        native = log.split(f"Fatal signal {sig} (", 1)[1]           # before faulthandler's stacks, the native side
+        assert "\npc 0x" in native and "Native frames (most recent call first):\n" in native
+        assert native.index("Native frames") < native.index(f"Fatal Python error: {name}")
     assert WORDS[kind] in log
