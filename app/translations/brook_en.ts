@@ -19,6 +19,23 @@
     </message>
 </context>
 <context>
+    <name>ChatSidebar</name>
+    <message numerus="yes">
+        <source>%n chat(s)</source>
+        <translation>
+            <numerusform>%n chat</numerusform>
+            <numerusform>%n chats</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>Deleted the folder “%1”; its %n chat(s) are kept</source>
+        <translation>
+            <numerusform>Deleted the folder “%1”; its %n chat is kept</numerusform>
+            <numerusform>Deleted the folder “%1”; its %n chats are kept</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
     <name>ContextMeter</name>
     <message numerus="yes">
         <source>%n old message(s) left out</source>

@@ -159,6 +159,21 @@
     </message>
 </context>
 <context>
+    <name>ChatSidebar</name>
+    <message numerus="yes">
+        <source>%n chat(s)</source>
+        <translation>
+            <numerusform>%n 个对话</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>Deleted the folder “%1”; its %n chat(s) are kept</source>
+        <translation>
+            <numerusform>已删除文件夹“%1”；其中的 %n 个对话已保留</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
     <name>ChatView</name>
     <message>
         <source>Previous message</source>
@@ -495,6 +510,10 @@
         <translation>重命名对话</translation>
     </message>
     <message>
+        <source>Pin or unpin the chat (the one selected in the chat list)</source>
+        <translation>置顶或取消置顶对话（对话列表中选中的那个）</translation>
+    </message>
+    <message>
         <source>Delete the selected chat (in the chat list)</source>
         <translation>删除选中的对话（在对话列表中）</translation>
     </message>
@@ -727,7 +746,7 @@
     <name>MainWindow</name>
     <message>
         <source>+  New chat</source>
-        <extracomment>Item data role of the history list that holds True while the chat has a reply generating.</extracomment>
+        <extracomment>Item data role of a chat row that holds True while the chat has a reply generating. Item data role holding a row&apos;s ``RowKind``. Item data role of a folder row holding the folder&apos;s id (a chat row holds its chat&apos;s id in ``UserRole``). The key that pins or unpins a chat. Qt&apos;s lookup (lupdate reads its literal calls; the sidebar&apos;s texts are in the window&apos;s &quot;MainWindow&quot; context)</extracomment>
         <translation>+  新建对话</translation>
     </message>
     <message>
@@ -737,6 +756,98 @@
     <message>
         <source>Chats</source>
         <translation>对话列表</translation>
+    </message>
+    <message>
+        <source>&amp;Pin chat</source>
+        <translation>置顶对话(&amp;P)</translation>
+    </message>
+    <message>
+        <source>New &amp;folder…</source>
+        <translation>新建文件夹(&amp;F)…</translation>
+    </message>
+    <message>
+        <source>Pinned</source>
+        <translation>已置顶</translation>
+    </message>
+    <message>
+        <source>Pinned chats (Ctrl+Shift+P pins or unpins a chat)</source>
+        <translation>置顶的对话（Ctrl+Shift+P 置顶或取消置顶）</translation>
+    </message>
+    <message>
+        <source>New folder</source>
+        <translation>新建文件夹</translation>
+    </message>
+    <message>
+        <source>Folder name</source>
+        <translation>文件夹名称</translation>
+    </message>
+    <message>
+        <source>Rename folder</source>
+        <translation>重命名文件夹</translation>
+    </message>
+    <message>
+        <source>Rename chat</source>
+        <translation>重命名对话</translation>
+    </message>
+    <message>
+        <source>Title</source>
+        <translation>标题</translation>
+    </message>
+    <message>
+        <source>(save the chat first)</source>
+        <translation>（请先保存对话）</translation>
+    </message>
+    <message>
+        <source>New folder…</source>
+        <translation>新建文件夹…</translation>
+    </message>
+    <message>
+        <source>Remove from folder</source>
+        <translation>移出文件夹</translation>
+    </message>
+    <message>
+        <source>Unpin chat</source>
+        <translation>取消置顶</translation>
+    </message>
+    <message>
+        <source>Pin chat</source>
+        <translation>置顶对话</translation>
+    </message>
+    <message>
+        <source>Move to folder</source>
+        <translation>移到文件夹</translation>
+    </message>
+    <message>
+        <source>Rename…</source>
+        <translation>重命名…</translation>
+    </message>
+    <message>
+        <source>Rename folder…</source>
+        <translation>重命名文件夹…</translation>
+    </message>
+    <message>
+        <source>Delete folder (keeps its chats)</source>
+        <translation>删除文件夹（保留其中的对话）</translation>
+    </message>
+    <message>
+        <source>Un&amp;pin chat</source>
+        <translation>取消置顶(&amp;P)</translation>
+    </message>
+    <message>
+        <source>A folder needs a name.</source>
+        <translation>文件夹需要一个名称。</translation>
+    </message>
+    <message>
+        <source>A folder name can have at most %1 characters.</source>
+        <translation>文件夹名称最多 %1 个字符。</translation>
+    </message>
+    <message>
+        <source>A folder called “%1” already exists.</source>
+        <translation>已有名为“%1”的文件夹。</translation>
+    </message>
+    <message>
+        <source>Folder</source>
+        <translation>文件夹</translation>
     </message>
     <message>
         <source>Messages</source>
@@ -859,6 +970,10 @@
     <message>
         <source>&amp;Duplicate chat</source>
         <translation>复制对话(&amp;D)</translation>
+    </message>
+    <message>
+        <source>&amp;Move to folder</source>
+        <translation>移到文件夹(&amp;M)</translation>
     </message>
     <message>
         <source>&amp;Keyboard shortcuts</source>

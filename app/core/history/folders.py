@@ -42,7 +42,13 @@ _SPACES = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 
 
 class FolderNameError(BrookError):
-    """A folder name that cannot be used: empty, too long, or the name of another folder."""
+    """A folder name that cannot be used: ``kind`` is ``"empty"``, ``"long"`` or ``"taken"`` (the name of another
+    folder), so the window can say it in its own language; ``name`` is the name as normalised."""
+
+    def __init__(self, message: str, kind: str, name: str = "") -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.name = name
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,9 +66,10 @@ def folder_name(text: str) -> str:
     than ``MAX_NAME`` characters."""
     name = _SPACES.sub(" ", valid_text(text)).strip()
     if not name:
-        raise FolderNameError("A folder needs a name.")
+        raise FolderNameError("A folder needs a name.", "empty")
     if len(name) > MAX_NAME:
-        raise FolderNameError(f"A folder name can have at most {MAX_NAME} characters (this one has {len(name):,}).")
+        raise FolderNameError(f"A folder name can have at most {MAX_NAME} characters (this one has {len(name):,}).",
+                              "long", name)
     return name
 
 
@@ -92,7 +99,7 @@ def create_folder(db: sqlite3.Connection, name: str) -> int:
     another folder has."""
     name = folder_name(name)
     if find_folder(db, name) is not None:
-        raise FolderNameError(f"A folder called “{name}” already exists.")
+        raise FolderNameError(f"A folder called “{name}” already exists.", "taken", name)
     cur = db.execute("INSERT INTO folders(name, created) VALUES (?, ?)", (name, time.time()))
     return int(cur.lastrowid or 0)
 
@@ -110,7 +117,7 @@ def rename_folder(db: sqlite3.Connection, folder_id: int, name: str) -> str:
     name = folder_name(name)
     other = find_folder(db, name)
     if other is not None and other != folder_id:
-        raise FolderNameError(f"A folder called “{name}” already exists.")
+        raise FolderNameError(f"A folder called “{name}” already exists.", "taken", name)
     if db.execute("UPDATE folders SET name = ? WHERE id = ?", (name, folder_id)).rowcount == 0:
         raise KeyError(folder_id)
     return name

@@ -41,6 +41,7 @@ SHORTCUTS: list[tuple[str, str]] = [
     ("Ctrl+Shift+I", QT_TRANSLATE_NOOP("HelpDialogs", "Stream inspector")),
     ("Ctrl+B", QT_TRANSLATE_NOOP("HelpDialogs", "Show or hide the chat list")),
     ("F2", QT_TRANSLATE_NOOP("HelpDialogs", "Rename the chat")),
+    ("Ctrl+Shift+P", QT_TRANSLATE_NOOP("HelpDialogs", "Pin or unpin the chat (the one selected in the chat list)")),
     ("Delete", QT_TRANSLATE_NOOP("HelpDialogs", "Delete the selected chat (in the chat list)")),
     ("Ctrl+Shift+Z", QT_TRANSLATE_NOOP("HelpDialogs", "Undo deleting a chat")),
     ("Ctrl+Q", QT_TRANSLATE_NOOP("HelpDialogs", "Quit")),

@@ -10,24 +10,13 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from PySide6.QtCore import QEvent, QSize, Qt, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QColor, QIcon, QKeySequence, QPainter, QPixmap
-from PySide6.QtWidgets import (
-    QFileDialog,
-    QHBoxLayout,
-    QListWidget,
-    QListWidgetItem,
-    QMainWindow,
-    QPushButton,
-    QSplitter,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QMainWindow, QPushButton, QSplitter, QVBoxLayout, QWidget
 
 from app.core.chat import session_ops
 from app.core.chat.session import ChatSession, ModelState, NoticeKind, SessionListener
 from app.core.conversation import Conversation, Message, MessageStatus
-from app.core.errors import BrookError
 from app.core.history.store import Store
 from app.core.render.preview import plain_preview
 from app.core.settings import AppSettings, data_dir
@@ -49,19 +38,17 @@ from app.ui.window.chat_menu import ChatCommands
 from app.ui.window.help import open_shortcuts, show_about
 from app.ui.window.load_progress import LoadProgressDialog
 from app.ui.window.loop_watch import retune_loop_watch
-from app.ui.window.menus import SEPARATOR, Entry, Item, MenuKey, build_menus
+from app.ui.window.menus import SEPARATOR, Entry, Item, MenuKey, Submenu, build_menus
 from app.ui.window.models_menu import ModelsMenu
-from app.ui.window.search_panel import SearchPanel, show_hit
+from app.ui.window.search_panel import show_hit
 from app.ui.window.sending import Sending
 from app.ui.window.server_menu import ServerMenu
+from app.ui.window.sidebar import ChatSidebar
 from app.ui.window.status_bar import StatusBar
 from app.ui.window.welcome import WelcomeView
 from app.ui.window.window_state import WindowState
 
 log = logging.getLogger("brook.ui")
-
-#: Item data role of the history list that holds True while the chat has a reply generating.
-BUSY_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
 def _feed_nothing(_text: str) -> None:
@@ -80,8 +67,9 @@ class MainWindow(QMainWindow, SessionListener):
     The window builds every widget and declares its menus as data (``_menu_table``); each feature is a small
     controller given what it works on: ``models`` (File → Models), ``chats`` (export, import, rename, a chat's
     settings), ``appearance`` (text size, theme), ``sending`` (the send queue, idle unload), ``messages`` (a
-    message's menu), ``server_menu``, ``state`` (delete with Undo, the sidebar, what is restored on restart) and
-    ``language`` (the live language switch)."""
+    message's menu), ``server_menu``, ``state`` (delete with Undo, the sidebar, what is restored on restart),
+    ``side`` (the chat list: pins, folders, its context menu; ``app.ui.window.sidebar``) and ``language`` (the
+    live language switch)."""
 
     reply_finished = Signal(object)
     model_ready = Signal(bool)
@@ -97,7 +85,7 @@ class MainWindow(QMainWindow, SessionListener):
         self.coalescer.painted.connect(self._on_painted)
         self.setWindowTitle("Brook")
         self.resize(1040, 760)
-        self.setCentralWidget(self._build_body(store is not None))
+        self.setCentralWidget(self._build_body())
         self.status = StatusBar(engine.name, self)
         self.setStatusBar(self.status)
         self.context_meter = ContextMeter(session, self.input.toPlainText)
@@ -111,7 +99,8 @@ class MainWindow(QMainWindow, SessionListener):
         self.inspector_dock = install_inspector(self, self.coalescer, session, store, watchdog=lambda: self.watchdog)
         self.messages = MessageActions(session, self, self.inspector_dock.inspect)
         self.server_menu = ServerMenu(session, self, self._error_notice, self.status)
-        self.state = WindowState(self, session, self.sidebar, self.splitter, self.history, self._delete_action())
+        self.state = WindowState(self, session, self.sidebar, self.splitter, self._delete_action())
+        self.side.attach(self.state.delete, self.state.delete_action, self.state.undo_action)
         self.menus = build_menus(self, self._menu_table())
         self.language = LanguageSwitch(self, [self.chat, self.history, self.search_panel.results],
                                        self._rebuild_texts)
@@ -128,34 +117,13 @@ class MainWindow(QMainWindow, SessionListener):
         self.input.setFocus()
 
     # -- building ----------------------------------------------------------------------------------------
-    def _build_body(self, with_sidebar: bool) -> QSplitter:
+    def _build_body(self) -> QSplitter:
         splitter = QSplitter()
         self.splitter = splitter
-        side = QWidget()
-        side.setObjectName("sidebar")
-        side_lay = QVBoxLayout(side)
-        side_lay.setContentsMargins(8, 8, 8, 8)
-        self.new_button = QPushButton(self.tr("+  New chat"))
-        self.new_button.setToolTip(self.tr("New chat (Ctrl+N)"))
-        self.new_button.clicked.connect(self.new_chat)
-        self.search_panel = SearchPanel(self.session.store)
-        self.history = QListWidget()
-        self.history.setAccessibleName(self.tr("Chats"))
-        self.history.setObjectName("history")
-        self.history.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.history.setTextElideMode(Qt.TextElideMode.ElideRight)
-        self.history.setUniformItemSizes(True)
-        self.history.setIconSize(QSize(8, 8))
-        self.history.itemActivated.connect(self._on_history_item)
-        self.history.itemClicked.connect(self._on_history_item)
-        side_lay.addWidget(self.new_button)
-        side_lay.addWidget(self.search_panel)
-        side_lay.addWidget(self.history, 1)
-        side.setMinimumWidth(140)
-        side.setMaximumWidth(420)
-        side.setVisible(with_sidebar)
-        self.sidebar = side
-        splitter.addWidget(side)
+        self.side = ChatSidebar(self.session, self.new_chat, self)      # New chat, search, the grouped chat list
+        self.sidebar, self.history = self.side.panel, self.side.chats
+        self.new_button, self.search_panel = self.side.new_button, self.side.search
+        splitter.addWidget(self.sidebar)
         central = QWidget()
         splitter.addWidget(central)
         splitter.setStretchFactor(1, 1)
@@ -208,13 +176,13 @@ class MainWindow(QMainWindow, SessionListener):
         action = QAction(self.tr("Delete chat"), self)
         action.setShortcut(QKeySequence(QKeySequence.StandardKey.Delete))
         action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        action.triggered.connect(self.delete_selected_chat)
+        action.triggered.connect(lambda: self.side.delete_selected())
         self.history.addAction(action)
         return action
 
     def _menu_table(self) -> dict[MenuKey, list[Entry]]:
         """The menu bar, top to bottom (``app.ui.window.menus``)."""
-        state, server = self.state, self.server_menu
+        state, server, side = self.state, self.server_menu, self.side
         stop = Item(self.tr("Stop"), self.stop, QKeySequence(Qt.Key.Key_Escape))
         return {
             MenuKey.FILE: [
@@ -238,6 +206,10 @@ class MainWindow(QMainWindow, SessionListener):
                 Item(self.tr("Chat &settings (system prompt, preset)…"), self.chats.chat_settings, "Ctrl+Shift+,"),
                 Item(self.tr("Re&name chat…"), self.chats.rename_chat, "F2"),
                 Item(self.tr("&Duplicate chat"), lambda: self.messages.branch(None)),
+                SEPARATOR,
+                side.pin_action,
+                Submenu(self.tr("&Move to folder"), about_to_show=side.fill_move_menu, name="moveToFolder"),
+                side.new_folder_action,
                 SEPARATOR,
                 state.delete_action,
                 state.undo_action,
@@ -299,20 +271,9 @@ class MainWindow(QMainWindow, SessionListener):
             The message's widget, or None (a title hit, or the message is gone).
         """
         self.open_conversation(conv_id)
+        self.side.reveal(conv_id)               # a chat in a closed folder: the folder opens
         self.context_meter.schedule()
         return show_hit(self.chat, self.session.conversation, message_id)
-
-    def _on_history_item(self, item: QListWidgetItem) -> None:
-        conv_id = item.data(Qt.ItemDataRole.UserRole)
-        if conv_id is not None and conv_id != self.session.conversation.id:
-            self.open_conversation(int(conv_id))
-
-    def delete_selected_chat(self) -> None:
-        """Delete the chat selected in the list (else the one shown); Undo brings it back."""
-        item = self.history.currentItem()
-        conv_id = item.data(Qt.ItemDataRole.UserRole) if item is not None else self.session.conversation.id
-        if conv_id is not None:
-            self.state.delete(int(conv_id))
 
     # -- model and settings ------------------------------------------------------------------------------
     async def load_model(self) -> bool:
@@ -354,31 +315,8 @@ class MainWindow(QMainWindow, SessionListener):
 
     # -- history list ------------------------------------------------------------------------------------
     def refresh_history(self) -> None:
-        store = self.session.store
-        if store is None:
-            return
-        busy = self.session.busy_conversations()
-        dot = _dot_icon(self.palette().highlight().color()) if busy else QIcon()
-        self.history.blockSignals(True)
-        self.history.clear()
-        try:
-            infos = store.list_conversations()
-        except BrookError as exc:              # HistoryError: said once in the chat, the list stays as it was
-            self.history.blockSignals(False)
-            self.notice(f"⚠ {exc}", NoticeKind.ERROR)
-            return
-        for info in infos:
-            item = QListWidgetItem(info.title)
-            item.setData(Qt.ItemDataRole.UserRole, info.id)
-            generating = info.id in busy
-            item.setData(BUSY_ROLE, generating)
-            item.setToolTip(info.title + (" — " + self.tr("generating…") if generating else ""))
-            if generating:
-                item.setIcon(dot)
-            self.history.addItem(item)
-            if info.id == self.session.conversation.id:
-                self.history.setCurrentItem(item)
-        self.history.blockSignals(False)
+        """The chat list again from the history (``app.ui.window.sidebar``)."""
+        self.side.refresh()
 
     # -- SessionListener: what the session reports -------------------------------------------------------
     def conversation_shown(self, conv: Conversation) -> None:
@@ -587,15 +525,3 @@ class MainWindow(QMainWindow, SessionListener):
         self.session.stop_all()
         super().closeEvent(event)
 
-
-def _dot_icon(color: QColor) -> QIcon:
-    """A small filled circle: the mark of a chat whose reply is generating."""
-    pix = QPixmap(8, 8)
-    pix.fill(Qt.GlobalColor.transparent)
-    p = QPainter(pix)
-    p.setRenderHint(QPainter.RenderHint.Antialiasing)
-    p.setBrush(color)
-    p.setPen(Qt.PenStyle.NoPen)
-    p.drawEllipse(0, 0, 8, 8)
-    p.end()
-    return QIcon(pix)

@@ -1,17 +1,18 @@
 """What the window remembers and the chat list's own actions: restore the last chat, the window size and the
-sidebar width on restart; delete a chat from its context menu, the Chat menu or the Delete key, with Undo;
-show or hide the sidebar (Ctrl+B)."""
+sidebar width on restart; delete a chat from its context menu, the Chat menu or the Delete key, with Undo (which
+brings it back pinned and in its folder, as it was); show or hide the sidebar (Ctrl+B)."""
 
 from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import QByteArray, QCoreApplication, QPoint, Qt, QTimer
+from PySide6.QtCore import QByteArray, QCoreApplication, QTimer
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QListWidget, QMainWindow, QMenu, QSplitter, QWidget
+from PySide6.QtWidgets import QMainWindow, QSplitter, QWidget
 
 from app.core.chat.session import ChatSession
 from app.core.conversation import Conversation
+from app.core.errors import BrookError
 
 #: How long Undo stays offered after a chat was deleted (ms).
 UNDO_MS = 15000
@@ -29,18 +30,17 @@ class WindowState:
         session: deletes and restores chats, holds the settings.
         sidebar: the chat list's side panel, in ``splitter``'s first pane.
         splitter: splits the sidebar from the chat.
-        history: the chat list (its context menu offers Delete and Undo).
         delete_action: Delete chat (the window's, with its shortcut on the list).
     """
 
     def __init__(self, window: QMainWindow, session: ChatSession, sidebar: QWidget, splitter: QSplitter,
-                 history: QListWidget, delete_action: QAction) -> None:
+                 delete_action: QAction) -> None:
         self.window = window
         self.session = session
         self.sidebar = sidebar
         self.splitter = splitter
-        self.history = history
         self.deleted: Conversation | None = None          # the last deleted conversation, for Undo
+        self._deleted_place: tuple[bool, int | None] = (False, None)     # its pin and folder
         self.delete_action = delete_action
         self.undo_action = QAction(QCoreApplication.translate("MainWindow", "&Undo delete chat"), window)
         self.undo_action.setShortcut(QKeySequence("Ctrl+Shift+Z"))
@@ -53,31 +53,18 @@ class WindowState:
         self.sidebar_action.setShortcut(QKeySequence("Ctrl+B"))
         self.sidebar_action.toggled.connect(self.set_sidebar)
         window.addAction(self.sidebar_action)
-        history.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        history.customContextMenuRequested.connect(self.chat_menu_at)
         self._undo_timer = QTimer(window)
         self._undo_timer.setSingleShot(True)
         self._undo_timer.timeout.connect(lambda: self.undo_action.setEnabled(False))
 
     # -- delete and undo --------------------------------------------------------------------------------
-    def chat_menu_at(self, pos: QPoint) -> None:
-        item = self.history.itemAt(pos)
-        if item is None:
-            return
-        self.history.setCurrentItem(item)
-        menu = QMenu(self.history)
-        menu.addAction(self.delete_action)
-        if self.undo_action.isEnabled():
-            menu.addAction(self.undo_action)
-        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        menu.popup(self.history.mapToGlobal(pos))
-
     def delete(self, conv_id: int) -> bool:
         """Delete chat ``conv_id`` (its reply is stopped first); Undo brings it back. Returns True when deleted."""
+        place = self._place(conv_id)
         conv = self.session.delete_conversation(conv_id)
         if conv is None:
             return False
-        self.deleted = conv
+        self.deleted, self._deleted_place = conv, place
         self.undo_action.setEnabled(True)
         self._undo_timer.start(UNDO_MS)
         said = QCoreApplication.translate("MainWindow", "Deleted “%1” — Undo with Ctrl+Shift+Z")
@@ -91,9 +78,32 @@ class WindowState:
         conv, self.deleted = self.deleted, None
         self.undo_action.setEnabled(False)
         self.session.restore_conversation(conv)
+        self._put_back(conv.id, *self._deleted_place)
         said = QCoreApplication.translate("MainWindow", "Restored “%1”")
         self.window.statusBar().showMessage(said.replace("%1", conv.title), 4000)
         return True
+
+    def _place(self, conv_id: int) -> tuple[bool, int | None]:
+        """(pinned, folder id) of chat ``conv_id`` in the history."""
+        try:
+            info = next((i for i in self.session.store.list_conversations() if i.id == conv_id), None) \
+                if self.session.store is not None else None
+        except BrookError:
+            info = None
+        return (info.pinned, info.folder_id) if info is not None else (False, None)
+
+    def _put_back(self, conv_id: int | None, pinned: bool, folder_id: int | None) -> None:
+        store = self.session.store
+        if store is None or conv_id is None or not (pinned or folder_id is not None):
+            return
+        try:
+            if pinned:
+                store.set_pinned(conv_id, True)
+            if folder_id is not None:
+                store.move_to_folder(conv_id, folder_id)
+        except (BrookError, KeyError) as exc:       # the folder was deleted meanwhile: the chat stays ungrouped
+            log.info("undo: chat %s not put back in its place: %s", conv_id, exc)
+        self.session.listener.history_changed()
 
     # -- sidebar --------------------------------------------------------------------------------------------
     def set_sidebar(self, shown: bool) -> None:

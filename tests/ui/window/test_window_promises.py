@@ -371,5 +371,5 @@ def test_branch_from_a_message_and_duplicate_a_chat(window, qloop, monkeypatch, 
     dup = w.session.conversation
     assert [m.text for m in dup.messages] == ["one", "An answer.", "three", "An answer."]
     assert dup.title.endswith("(copy)")
-    titles = [w.history.item(i).text() for i in range(w.history.count())]
+    titles = w.history.titles()
     assert any(t.endswith("(copy)") for t in titles) and any(t.endswith("(branch)") for t in titles)

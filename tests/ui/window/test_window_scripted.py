@@ -97,7 +97,7 @@ def test_history_saves_replies_and_reopens_them(make_window, qloop, tmp_path) ->
     w = make_window(ScriptedEngine(tokens_per_s=0), store)
     reply = w.send("Reverse a string in Python")
     _run(qloop, _until(lambda: reply.status.final and not w.session.generating))
-    assert w.history.count() == 1 and w.history.item(0).text() == "Reverse a string in Python"
+    assert w.history.titles() == ["Reverse a string in Python"]
     w.new_chat()
     assert w.session.conversation.messages == [] and w.chat.widgets == []
     w.open_conversation(store.list_conversations()[0].id)
@@ -123,7 +123,7 @@ def test_stopping_then_switching_chats_still_saves_the_partial_reply(make_window
 
 
 def test_a_reply_keeps_generating_while_another_chat_is_shown(make_window, qloop, tmp_path) -> None:
-    from app.ui.window.main_window import BUSY_ROLE
+    from app.ui.window.sidebar import BUSY_ROLE
 
     store = Store(tmp_path / "h.sqlite3")
     text = "".join(f"Paragraph {i} of a long essay.\n\n" for i in range(60))
@@ -134,7 +134,7 @@ def test_a_reply_keeps_generating_while_another_chat_is_shown(make_window, qloop
     w.new_chat()                                       # another chat, mid-reply
     assert w.chat.widget_for(reply) is None and not w.session.generating and w.send_button.text() == "Send"
     assert reply.status is MessageStatus.GENERATING
-    marked = [w.history.item(i).data(BUSY_ROLE) for i in range(w.history.count())]
+    marked = [r.data(0, BUSY_ROLE) for r in w.history.chat_rows()]
     assert marked == [True]                            # the sidebar marks the chat that is generating
     _run(qloop, _until(lambda: len(reply.text) > 400))
     w.open_conversation(conv_id)                       # back while it still generates: the same live reply
@@ -147,7 +147,7 @@ def test_a_reply_keeps_generating_while_another_chat_is_shown(make_window, qloop
     _run(qloop, asyncio.sleep(0.05))
     assert reply.status is MessageStatus.DONE and reply.text == text
     assert shown.view.renderer.text == text            # complete on screen too
-    assert [w.history.item(i).data(BUSY_ROLE) for i in range(w.history.count())] == [False]
+    assert [r.data(0, BUSY_ROLE) for r in w.history.chat_rows()] == [False]
 
 
 def test_regenerate_replaces_the_last_reply(make_window, qloop, tmp_path) -> None:

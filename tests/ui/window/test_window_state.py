@@ -33,8 +33,8 @@ def test_delete_from_the_list_then_undo(qtbot, qloop, tmp_path) -> None:
     store = Store(tmp_path / "h.sqlite3")
     w = window_with_chats(qtbot, qloop, store)
     try:
-        assert [w.history.item(i).text() for i in range(w.history.count())] == ["chat 1", "chat 0"]
-        item = w.history.item(1)
+        assert w.history.titles() == ["chat 1", "chat 0"]
+        item = w.history.chat_rows()[1]
         rect = w.history.visualItemRect(item)
         qtbot.mouseClick(w.history.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
         assert w.session.conversation.title == "chat 0" and w.history.hasFocus()      # focus stays in the list
