@@ -107,16 +107,17 @@ def freeze(dist: Path, work: Path, icons: Path, llama_site: Path | None = None) 
 
 
 def windows_installer(bundle: Path, icons: Path, dist: Path, version: str) -> Path:
-    """``Brook-Setup-<version>.exe`` from ``packaging/windows/brook.iss`` with Inno Setup's ``iscc``."""
-    iscc = shutil.which("iscc") or shutil.which("ISCC")
-    default = Path(os.environ.get("PROGRAMFILES(X86)", r"C:\Program Files (x86)")) / "Inno Setup 6" / "ISCC.exe"
-    if iscc is None and default.is_file():
-        iscc = str(default)
+    """``Brook-Setup-<version>.exe`` from ``packaging/windows/brook.iss`` with Inno Setup's ``iscc``
+    (``packaging/inno.py``)."""
+    import inno
+
+    iscc = inno.iscc_command()
     if iscc is None:
         raise SystemExit("Inno Setup's iscc was not found (choco install innosetup)")
-    subprocess.run([iscc, f"/DAppVersion={version}", f"/DSourceDir={bundle}", f"/DIconFile={icons / 'brook.ico'}",
-                    f"/O{dist}", str(HERE / "windows" / "brook.iss")], check=True)
-    return dist / f"Brook-Setup-{version}.exe"
+    try:
+        return inno.compile_setup(iscc, bundle, icons / "brook.ico", dist, version)
+    except RuntimeError as exc:
+        raise SystemExit(str(exc)) from None
 
 
 def macos_dmg(app: Path, dist: Path, work: Path, version: str) -> Path:
