@@ -1651,7 +1651,7 @@ Open %2?</source>
     <name>Provenance</name>
     <message>
         <source>model</source>
-        <extracomment>Bytes read per step while hashing (1 MiB). Sampling parameters shown by ``describe``, in this order. ``describe``&apos;s labels (the UI translates them in the &quot;Provenance&quot; context).</extracomment>
+        <extracomment>Bytes read per step while hashing (1 MiB). What a reply&apos;s provenance keeps of ``engine.runtime()`` (``app.engine.llama.LlamaEngine.runtime``). Sampling parameters shown by ``describe``, in this order. ``describe``&apos;s labels (the UI translates them in the &quot;Provenance&quot; context).</extracomment>
         <translation>模型</translation>
     </message>
     <message>
@@ -1669,6 +1669,10 @@ Open %2?</source>
     <message>
         <source>chat template</source>
         <translation>对话模板</translation>
+    </message>
+    <message>
+        <source>device</source>
+        <translation>设备</translation>
     </message>
     <message>
         <source>temperature</source>
@@ -2071,6 +2075,14 @@ Open %2?</source>
     <message>
         <source>Chunks waiting between the model and the window (live), and the puts that waited &gt; 100 ms on a full queue (backpressure)</source>
         <translation>模型与窗口之间等待中的数据块（实时），以及因队列已满等待超过 100 毫秒的写入次数（背压）</translation>
+    </message>
+    <message>
+        <source>on %1</source>
+        <translation>运行于 %1</translation>
+    </message>
+    <message>
+        <source>The device the model runs on: %1</source>
+        <translation>模型运行的设备：%1</translation>
     </message>
     <message>
         <source>queue %1 (≤%2) · waits %3</source>

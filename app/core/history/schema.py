@@ -132,6 +132,11 @@ class Provenance(_Open):
     model_sha256: str | None = None
     chat_template: str | None = None
     seed_random: bool | None = None
+    backend: str | None = None          # what it ran on (``runtime_facts``): CPU or a GPU device
+    device: str | None = None
+    gpu_layers: Count | None = None
+    n_layers: Count | None = None
+    cpu_variant: str | None = None
 
 
 class _Reply(BaseModel):

@@ -24,6 +24,7 @@ from typing import Any, Protocol, cast
 from app.core.conversation import Conversation, Message, MessageStatus
 from app.core.errors import BrookError, GenerationTimeout
 from app.core.streaming.metrics import StreamMetrics, now
+from app.core.streaming.provenance import runtime_facts
 from app.core.streaming.scheduler import FairScheduler, Slot
 from app.core.streaming.stream import DEFAULT_MAXSIZE, TokenStream, live_streams
 from app.core.types import Chunk, GenerationParams
@@ -208,10 +209,18 @@ def _noop(_m: Message) -> None:
 
 
 def _refresh_hash(engine: ChunkSource, reply: Message) -> None:
-    """The model file's SHA-256 may have become known while the reply streamed (hashed in the background)."""
+    """The model file's SHA-256 may have become known while the reply streamed (hashed in the background), and
+    what the model runs on once it was loaded for this reply (it was not loaded when the reply started)."""
     prov = reply.provenance
+    if prov is None:
+        return
+    if not prov.get("backend"):
+        try:
+            prov.update(runtime_facts(engine))
+        except Exception:
+            log.exception("engine runtime facts failed")
     facts = getattr(engine, "provenance", None)
-    if prov is None or prov.get("model_sha256") or not callable(facts):
+    if prov.get("model_sha256") or not callable(facts):
         return
     try:
         prov["model_sha256"] = facts().get("model_sha256")
@@ -221,8 +230,8 @@ def _refresh_hash(engine: ChunkSource, reply: Message) -> None:
 
 def _with_provenance(engine: ChunkSource, params: GenerationParams) -> tuple[GenerationParams, dict[str, Any]]:
     """``params`` with a drawn seed when it has none (so the reply records the seed it was made with), and the
-    engine's model-file facts (``engine.provenance()`` where the engine has one; see
-    ``app.core.streaming.provenance``)."""
+    engine's model-file facts (``engine.provenance()`` where the engine has one) and what it runs on
+    (``runtime_facts``; see ``app.core.streaming.provenance``)."""
     prov: dict[str, Any] = {}
     facts = getattr(engine, "provenance", None)
     if callable(facts):
@@ -230,6 +239,10 @@ def _with_provenance(engine: ChunkSource, params: GenerationParams) -> tuple[Gen
             prov.update(facts())
         except Exception:   # provenance must never cost a reply
             log.exception("engine provenance failed")
+    try:
+        prov.update(runtime_facts(engine))      # the device it runs on, the layers on it
+    except Exception:
+        log.exception("engine runtime facts failed")
     if params.seed is None:
         params = dataclasses.replace(params, seed=secrets.randbits(31))
         prov["seed_random"] = True

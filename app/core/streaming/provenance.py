@@ -1,8 +1,9 @@
 """Where a reply came from: the model file (name, size, SHA-256), its chat template, sampling, seed, timings.
 
 A reply's ``Message.provenance`` holds the facts about the model file and chat template (the engine gives them,
-``model_file_facts``); sampling parameters (with the seed actually used), timings and the stop reason are the
-message's own ``params`` / ``metrics`` / ``stop_reason``. ``describe`` puts them all together for tooltips and
+``model_file_facts``) and what the model ran on (``runtime_facts``: the device, the layers on it, the CPU
+variant); sampling parameters (with the seed actually used), timings and the stop reason are the message's own
+``params`` / ``metrics`` / ``stop_reason``. ``describe`` puts them all together for tooltips and
 exports.
 
 Hashing a model file takes seconds (SHA-256 at ~0.5-2 GB/s), so it runs once per file in a background thread
@@ -145,12 +146,56 @@ def model_file_facts(path: str | Path, cache: HashCache | None, chat_template: s
             "chat_template": chat_template}
 
 
+#: What a reply's provenance keeps of ``engine.runtime()`` (``app.engine.llama.LlamaEngine.runtime``).
+RUNTIME_KEYS = ("backend", "device", "gpu_layers", "n_layers", "cpu_variant")
+
+
+def runtime_facts(engine: object) -> dict[str, Any]:
+    """``RUNTIME_KEYS`` of ``engine.runtime()`` where the engine has one and a model is loaded: ``backend``
+    (``CPU`` or ggml's GPU device name, e.g. ``Vulkan0``), ``device`` (the hardware's description),
+    ``gpu_layers`` (layers offloaded), ``n_layers`` (the model's blocks), ``cpu_variant``; ``{}`` otherwise
+    (a remote engine, nothing loaded)."""
+    fn = getattr(engine, "runtime", None)
+    facts = fn() if callable(fn) else None
+    return {k: facts[k] for k in RUNTIME_KEYS if facts.get(k) is not None} if isinstance(facts, dict) else {}
+
+
+def on_gpu(facts: dict[str, Any]) -> bool:
+    """Whether ``facts`` (``runtime_facts``, or a reply's provenance) say layers ran on a GPU device."""
+    layers = facts.get("gpu_layers")
+    return bool(facts.get("backend")) and facts.get("backend") != "CPU" and isinstance(layers, int) and layers > 0
+
+
+def device_name(facts: dict[str, Any]) -> str | None:
+    """The device in a word or two: the GPU's description (e.g. ``llvmpipe (LLVM 15.0.6, 256 bits)``) when
+    layers ran on one, else ``CPU``; None when ``facts`` do not say (a remote engine)."""
+    if not facts.get("backend"):
+        return None
+    return str(facts.get("device") or facts["backend"]) if on_gpu(facts) else "CPU"
+
+
+def device_label(facts: dict[str, Any]) -> str | None:
+    """The device with its details: ``"<GPU> (Vulkan0), 31 of 31 layers"`` (the model's blocks + its output
+    layer) or ``"CPU (haswell)"`` (the CPU variant; a native build says just ``CPU``); None like
+    ``device_name``."""
+    name = device_name(facts)
+    if name is None:
+        return None
+    if on_gpu(facts):
+        n = facts.get("n_layers")
+        total = f" of {n + 1}" if isinstance(n, int) and n > 0 else ""
+        return f"{name} ({facts['backend']}), {facts['gpu_layers']}{total} layers"
+    variant = facts.get("cpu_variant")
+    return f"CPU ({variant})" if variant and variant != "built-in" else "CPU"
+
+
 #: Sampling parameters shown by ``describe``, in this order.
 SAMPLING_KEYS = ("temperature", "top_p", "top_k", "min_p", "repeat_penalty", "max_tokens", "stop")
 #: ``describe``'s labels (the UI translates them in the "Provenance" context).
 LABELS = [QT_TRANSLATE_NOOP("Provenance", "model"), QT_TRANSLATE_NOOP("Provenance", "model file"),
           QT_TRANSLATE_NOOP("Provenance", "size"), QT_TRANSLATE_NOOP("Provenance", "SHA-256"),
-          QT_TRANSLATE_NOOP("Provenance", "chat template"), QT_TRANSLATE_NOOP("Provenance", "temperature"),
+          QT_TRANSLATE_NOOP("Provenance", "chat template"), QT_TRANSLATE_NOOP("Provenance", "device"),
+          QT_TRANSLATE_NOOP("Provenance", "temperature"),
           QT_TRANSLATE_NOOP("Provenance", "top p"), QT_TRANSLATE_NOOP("Provenance", "top k"),
           QT_TRANSLATE_NOOP("Provenance", "min p"), QT_TRANSLATE_NOOP("Provenance", "repeat penalty"),
           QT_TRANSLATE_NOOP("Provenance", "max tokens"), QT_TRANSLATE_NOOP("Provenance", "stop"),
@@ -161,8 +206,8 @@ LABELS = [QT_TRANSLATE_NOOP("Provenance", "model"), QT_TRANSLATE_NOOP("Provenanc
 
 def describe(msg: Any) -> list[tuple[str, str]]:
     """(label, value) rows of everything known about how ``msg`` (an assistant ``Message``) was made: model
-    file, size, SHA-256, chat template, sampling parameters, seed, TTFT, tokens/s, stop reason. Unknown values
-    are left out."""
+    file, size, SHA-256, chat template, device (``device_label``), sampling parameters, seed, TTFT, tokens/s,
+    stop reason. Unknown values are left out."""
     rows: list[tuple[str, str]] = []
     prov = msg.provenance or {}
     if msg.model:
@@ -175,6 +220,8 @@ def describe(msg: Any) -> list[tuple[str, str]]:
         rows.append(("SHA-256", str(prov["model_sha256"])))
     if prov.get("chat_template"):
         rows.append(("chat template", str(prov["chat_template"])))
+    if device := device_label(prov):
+        rows.append(("device", device))
     params = msg.params or {}
     for k in SAMPLING_KEYS:
         v = params.get(k)

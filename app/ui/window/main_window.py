@@ -462,7 +462,7 @@ class MainWindow(QMainWindow, SessionListener):
             self.status.set_state(self.tr("model unloaded to free memory (loads again with your next message)"))
         else:
             self.status.set_state(self.tr("ready"))
-            self.status.set_model(self.session.engine.name)
+            self.status.set_model(self.session.engine.name, self.session.engine)
             self.sending.idle.touch()
             self.context_meter.schedule()
             self.model_ready.emit(True)

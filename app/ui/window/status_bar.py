@@ -1,5 +1,6 @@
-"""The status bar: model name, its state (loading / prefill / generating / idle) with load progress, and the
-last reply's figures (TTFT, tokens/s, queue) with the full latency breakdown in the tooltips."""
+"""The status bar: model name, the device it runs on (a GPU's name or "CPU"), its state (loading / prefill /
+generating / idle) with load progress, and the last reply's figures (TTFT, tokens/s, queue) with the full latency
+breakdown in the tooltips."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar, QWidget
 from app.core.conversation import Message
 from app.core.streaming.generation import Generation
 from app.core.streaming.metrics import now
+from app.core.streaming.provenance import device_label, device_name, runtime_facts
 from app.ui.messages.chat_view import format_figures
 
 #: Live figures are refreshed at most this often while a reply streams (seconds).
@@ -18,13 +20,16 @@ LIVE_INTERVAL_S = 0.25
 
 
 class StatusBar(QStatusBar):
-    """Labels (public, tests read them): ``model_label``, ``state_label``, ``progress``, ``queue_label``,
-    ``ttft_label``, ``rate_label``."""
+    """Labels (public, tests read them): ``model_label``, ``device_label``, ``state_label``, ``progress``,
+    ``queue_label``, ``ttft_label``, ``rate_label``."""
 
     def __init__(self, model_name: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model_label = QLabel(model_name)
         self.model_label.setObjectName("modelLabel")
+        self.device_label = QLabel("")         # where the loaded model runs; hidden until one is loaded
+        self.device_label.setObjectName("deviceLabel")
+        self.device_label.hide()
         self.state_label = QLabel(self.tr("loading…"))
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(140)
@@ -44,6 +49,7 @@ class StatusBar(QStatusBar):
         self._note_timer.setSingleShot(True)
         self._note_timer.timeout.connect(self.note_label.hide)
         self.addWidget(self.model_label)
+        self.addWidget(self.device_label)
         self.addWidget(self.state_label)
         self.addWidget(self.progress)
         self.addWidget(self.note_label)
@@ -60,8 +66,16 @@ class StatusBar(QStatusBar):
         self.note_label.show()
         self._note_timer.start(ms)
 
-    def set_model(self, name: str) -> None:
+    def set_model(self, name: str, engine: object = None) -> None:
+        """The model's name, and the device ``engine`` runs it on (``runtime_facts``: a GPU's name or "CPU",
+        the layers on it in the tooltip); no device shown without a loaded local model."""
         self.model_label.setText(name)
+        facts = runtime_facts(engine) if engine is not None else {}
+        short = device_name(facts)
+        self.device_label.setVisible(short is not None)
+        self.device_label.setText(self.tr("on %1").replace("%1", short or ""))
+        self.device_label.setToolTip(self.tr("The device the model runs on: %1").replace(
+            "%1", device_label(facts) or ""))
 
     def set_state(self, text: str) -> None:
         self.state_label.setText(text)

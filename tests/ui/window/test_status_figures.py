@@ -89,3 +89,28 @@ def test_a_stopped_replys_footer_counts_the_tokens_it_shows(window, qloop) -> No
     assert reply.metrics["decode_tokens"] == 7 and reply.metrics["chunks"] == 7
     footer = w.chat.widget_for(reply).figures.text()
     assert footer.endswith("· 7 tokens"), footer
+
+
+class _VulkanScripted(ScriptedEngine):
+    """What ``LlamaEngine.runtime`` reports with every layer on Mesa's lavapipe (the real one:
+    ``tests/engine/test_backends.py``)."""
+
+    def runtime(self) -> dict:
+        return {"backend": "Vulkan0", "device": "llvmpipe (LLVM 15.0.6, 256 bits)", "gpu_layers": 31,
+                "n_layers": 30, "cpu_variant": "haswell"} if self.loaded else {}
+
+
+@pytest.mark.model
+def test_the_status_bar_names_the_device_the_model_runs_on(window, bundled_model) -> None:
+    from app.engine.llama import LlamaEngine
+
+    local = window(LlamaEngine(bundled_model, n_ctx=512))
+    label = local.status.device_label
+    assert label.isVisibleTo(local) and label.text() == "on CPU"          # the installed llama.cpp: CPU only
+    assert label.toolTip() == "The device the model runs on: CPU"
+    gpu = window(_VulkanScripted("Hi.", tokens_per_s=0))
+    label = gpu.status.device_label
+    assert label.isVisibleTo(gpu) and label.text() == "on llvmpipe (LLVM 15.0.6, 256 bits)"
+    assert label.toolTip().endswith("llvmpipe (LLVM 15.0.6, 256 bits) (Vulkan0), 31 of 31 layers")
+    remote_like = window(ScriptedEngine("Hi.", tokens_per_s=0))           # no runtime facts: no device shown
+    assert not remote_like.status.device_label.isVisibleTo(remote_like)
