@@ -5,10 +5,11 @@ Sends ``SMOKE_PROMPT`` (temperature 0, seed 42, at most 200 tokens), waits for t
 
     {"model", "chunks", "ticks", "ttft_ms", "tokens_per_s", "max_stall_ms", "stopped", "chunks_after_stop",
      "reply_chars", "code_blocks", "formula_images", "status", "closed", "window_shown_at", "model_loaded_at",
-     "cpu_variant", "backend", "device", "gpu_layers", "n_layers"}
+     "cpu_variant", "backend", "device", "gpu_layers", "n_layers", "quantization"}
 
-(the last five from the engine's ``runtime()``: llama.cpp's CPU variant, the device the layers ran on, and how
-many layers were offloaded to a GPU; absent for an engine without one).
+(``cpu_variant`` … ``n_layers`` from the engine's ``runtime()``: llama.cpp's CPU variant, the device the layers ran
+on, and how many layers were offloaded to a GPU; absent for an engine without one; ``quantization`` from the model
+file's header, ``app.engine.library.read_model_info``).
 
 With ``--engine-fault KIND`` (``segv``, ``ill``, ``abort``, ``kill``, ``hang``) the model's process does KIND to
 itself ``--engine-fault-after-ms`` after the first token of the reply; the smoke test then sends a second prompt
@@ -206,6 +207,11 @@ async def run_smoke_test(window: MainWindow, load: asyncio.Future[bool], args: a
     }
     runtime = getattr(window.session.engine, "runtime", None)   # what it ran on: cpu_variant, backend, device, …
     result.update(runtime() if callable(runtime) else {})
+    model_path = getattr(window.session.engine, "model_path", None)
+    if model_path is not None:          # the model library's header reader (the gguf package) works frozen too
+        from app.engine.library import read_model_info
+
+        result["quantization"] = read_model_info(model_path).quantization
     if args.screenshot and close_after is None:
         window.chat.scroll_to_bottom()
         await asyncio.sleep(0.1)

@@ -7,7 +7,10 @@ AVX2 laptop). The installers bundle this build instead:
 - Linux and Windows (x86-64, arm64 Linux): ``-DGGML_NATIVE=OFF -DGGML_BACKEND_DL=ON -DGGML_CPU_ALL_VARIANTS=ON``:
   one CPU module per instruction-set level (``libggml-cpu-x64.so`` … ``-sapphirerapids.so``); at run time ggml
   loads the best one this CPU can run (``app.engine.backends``). ``BROOK_LLAMA_GPU=vulkan`` adds
-  ``-DGGML_VULKAN=ON`` (one more module, ``libggml-vulkan.so``, used where a Vulkan device exists).
+  ``-DGGML_VULKAN=ON`` (one more module, ``libggml-vulkan.so``, used where a Vulkan device exists). It needs
+  Vulkan headers with ``VK_EXT_layer_settings`` (Debian 12's 1.3.239 lack it) and ``glslc``, found by CMake in
+  ``$VULKAN_SDK`` (LunarG's SDK layout: ``include/``, ``lib/``, ``bin/``) before the system's; ``check_vulkan``
+  says so before a compile that would fail half-way (packaging/README.md: headers from Debian 13's packages).
 - macOS: ``-DGGML_NATIVE=OFF -DGGML_METAL=ON`` (Metal and the CPU code linked in; every Apple Silicon Mac runs
   an arm64 build made with ``GGML_NATIVE=OFF``; llama-cpp-python itself turns AVX off for x86-64 Macs).
 
@@ -38,6 +41,10 @@ MODULE_RE = re.compile(
 CPU_VARIANT_RE = re.compile(r"^(?:lib)?ggml-cpu-[A-Za-z0-9_.]+\.(?:so|dll)$")
 #: The CPU variant every x86-64 CPU can run: a portable x86-64 build always has it.
 BASELINE_VARIANT = {"x86_64": "x64", "AMD64": "x64", "amd64": "x64"}
+
+
+#: A declaration llama.cpp's Vulkan backend uses (``VK_EXT_layer_settings``) that old Vulkan headers lack.
+VULKAN_NEEDS = "VkLayerSettingsCreateInfoEXT"
 
 
 class NativeBuildError(SystemExit):
@@ -93,8 +100,41 @@ def portable_site(*, compile_missing: bool = True, log: Path | None = None, args
     return site
 
 
+def vulkan_header(env: dict[str, str] | None = None) -> Path | None:
+    """The ``vulkan/vulkan_core.h`` CMake's FindVulkan would take: ``$VULKAN_SDK/include`` (``Include`` on
+    Windows) first, then the system's; None when there is none."""
+    env = os.environ if env is None else env
+    roots = [Path(env["VULKAN_SDK"]) / sub for sub in ("include", "Include")] if env.get("VULKAN_SDK") else []
+    roots += [Path("/usr/include"), Path("/usr/local/include")]
+    return next((r / "vulkan" / "vulkan_core.h" for r in roots if (r / "vulkan" / "vulkan_core.h").is_file()), None)
+
+
+def check_vulkan(env: dict[str, str] | None = None) -> None:
+    """Raise ``SystemExit`` saying what is missing when a Vulkan build cannot succeed here: no Vulkan headers,
+    headers without ``VULKAN_NEEDS``, or no ``glslc`` (``$VULKAN_SDK/bin`` or ``PATH``)."""
+    env = os.environ if env is None else env
+    header = vulkan_header(env)
+    how = ("set VULKAN_SDK to LunarG's Vulkan SDK, or to a folder with newer headers (packaging/README.md: "
+           "Debian 13's libvulkan-dev and spirv-headers)")
+    if header is None:
+        raise SystemExit(f"BROOK_LLAMA_GPU=vulkan: no Vulkan headers (vulkan/vulkan_core.h): {how}")
+    text = header.read_text("utf-8", "replace")
+    if VULKAN_NEEDS not in text:
+        found = re.search(r"#define VK_HEADER_VERSION (\d+)", text)
+        version = found.group(1) if found else "?"
+        raise SystemExit(f"BROOK_LLAMA_GPU=vulkan: the Vulkan headers {header} (version 1.x.{version}) lack "
+                         f"{VULKAN_NEEDS} (VK_EXT_layer_settings), which llama.cpp's Vulkan backend uses: {how}")
+    sdk_bin = Path(env["VULKAN_SDK"]) / "bin" if env.get("VULKAN_SDK") else None
+    if shutil.which("glslc", path=env.get("PATH")) is None and not (sdk_bin and any(sdk_bin.glob("glslc*"))):
+        raise SystemExit("BROOK_LLAMA_GPU=vulkan: glslc (the GLSL to SPIR-V compiler) is missing: "
+                         "apt-get install glslc, or LunarG's Vulkan SDK")
+
+
 def compile_wheel(version: str, args: list[str], where: Path, log: Path) -> Path:
-    """``pip wheel`` llama-cpp-python ``version`` from its source with ``args`` into ``where``; output in ``log``."""
+    """``pip wheel`` llama-cpp-python ``version`` from its source with ``args`` into ``where``; output in ``log``.
+    A Vulkan build is checked first (``check_vulkan``)."""
+    if "-DGGML_VULKAN=ON" in args:
+        check_vulkan()
     where.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "CMAKE_ARGS": " ".join(args)}
     env.setdefault("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 2))

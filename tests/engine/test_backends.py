@@ -110,19 +110,25 @@ def test_as_many_as_fit_on_a_small_gpu_from_the_gguf_header() -> None:
 
 
 VULKAN_PROBE = """
-import json
+import asyncio, json
 from app.engine.load_progress import install_model_params
 install_model_params()
+from app.core.conversation import Conversation, Message, MessageStatus, Role
+from app.core.streaming.generation import generate
+from app.core.streaming.provenance import describe
+from app.core.streaming.scheduler import FairScheduler
+from app.core.types import GenerationParams
 from app.engine.llama import LlamaEngine
 from app.engine.models import bundled_model_path
-from app.core.types import GenerationParams
-import threading
 engine = LlamaEngine(bundled_model_path(), n_ctx=1024)          # n_gpu_layers: as many as fit
 engine.load()
-text = "".join(c.text for c in engine.stream([{"role": "user", "content": "Say hello."}],
-                                              GenerationParams(temperature=0.0, seed=1, max_tokens=24),
-                                              threading.Event()))
-print(json.dumps({"runtime": engine.runtime(), "text": text}))
+conv = Conversation()
+conv.add(Message(Role.USER, "Say hello."))
+reply = conv.add(Message(Role.ASSISTANT, status=MessageStatus.WAITING))
+asyncio.run(generate(engine, FairScheduler(1), conv, reply, GenerationParams(temperature=0.0, seed=1, max_tokens=24)))
+print(json.dumps({"runtime": engine.runtime(), "text": reply.text, "status": reply.status.value,
+                  "tokens": (reply.metrics or {}).get("decode_tokens"), "provenance": reply.provenance,
+                  "device_row": dict(describe(reply)).get("device")}))
 """
 
 
@@ -130,7 +136,8 @@ print(json.dumps({"runtime": engine.runtime(), "text": text}))
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Mesa's lavapipe ICD is a Linux path")
 def test_a_reply_with_every_layer_on_the_vulkan_device_of_lavapipe() -> None:
     """Mesa's software Vulkan device (lavapipe, ``mesa-vulkan-drivers``) stands in for a GPU: the portable
-    build with ``BROOK_LLAMA_GPU=vulkan`` offloads all 31 layers (as many as fit) and streams a reply."""
+    build with ``BROOK_LLAMA_GPU=vulkan`` offloads all 31 layers (as many as fit) and streams a reply, whose
+    provenance names the device and the layers on it."""
     icd = Path("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json")
     if not icd.is_file():
         pytest.skip("lavapipe is not installed (apt-get install mesa-vulkan-drivers)")
@@ -145,10 +152,13 @@ def test_a_reply_with_every_layer_on_the_vulkan_device_of_lavapipe() -> None:
                           timeout=280)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
-    runtime = out["runtime"]
+    runtime, prov = out["runtime"], out["provenance"]
     assert runtime["backend"].startswith("Vulkan") and "llvmpipe" in runtime["device"]
     assert runtime["gpu_layers"] == runtime["n_layers"] + 1 == 31
-    assert len(out["text"].strip()) > 0
+    assert out["status"] == "done" and len(out["text"].strip()) > 0 and out["tokens"] > 0
+    assert {k: prov[k] for k in ("backend", "device", "gpu_layers")} == {k: runtime[k] for k in
+                                                                        ("backend", "device", "gpu_layers")}
+    assert out["device_row"] == f"{runtime['device']} ({runtime['backend']}), 31 of 31 layers"
 
 
 @pytest.mark.model

@@ -85,3 +85,30 @@ def build(tmp_path_factory: pytest.TempPathFactory):
     summary["base"] = str(base)
     yield summary
     shutil.rmtree(base, ignore_errors=True)
+
+
+#: Mesa's software Vulkan device (``mesa-vulkan-drivers``): a GPU stand-in on a machine without one.
+LAVAPIPE_ICD = Path("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json")
+
+
+@pytest.fixture(scope="session")
+def vulkan_build(tmp_path_factory: pytest.TempPathFactory):
+    """The bundle alone (no installers) built with ``BROOK_LLAMA_GPU=vulkan`` from the cached Vulkan build; skips
+    when that build is not cached or lavapipe is not installed. Yields build.py's summary, with ``lavapipe_env``:
+    the variables that make ggml use lavapipe (a CPU-type Vulkan device, which it skips unless named)."""
+    if not LAVAPIPE_ICD.is_file():
+        pytest.skip("lavapipe is not installed (apt-get install mesa-vulkan-drivers)")
+    try:
+        llama_build.portable_site(compile_missing=False, args=llama_build.cmake_args("vulkan"))
+    except SystemExit as exc:
+        pytest.skip(f"no cached Vulkan build (packaging/README.md: BROOK_LLAMA_GPU=vulkan): {exc}")
+    base = tmp_path_factory.mktemp("packaging-vulkan")
+    env = {**os.environ, "BROOK_LLAMA_GPU": "vulkan"}
+    proc = subprocess.run([sys.executable, str(BUILD_SCRIPT), "--dist", str(base / "dist"), "--work",
+                           str(base / "work"), "--no-compile", "--no-installers"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=BUILD_TIMEOUT_S, env=env)
+    assert proc.returncode == 0, f"build failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}"
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    summary["lavapipe_env"] = {"VK_ICD_FILENAMES": str(LAVAPIPE_ICD), "GGML_VK_VISIBLE_DEVICES": "0"}
+    yield summary
+    shutil.rmtree(base, ignore_errors=True)

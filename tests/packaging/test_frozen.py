@@ -30,6 +30,7 @@ def test_frozen_app_passes_the_smoke_test(build, frozen):
     assert result["code_blocks"] >= 1
     assert result["status"] == "done" and result["chunks_after_stop"] == 0
     assert result["backend"] == "CPU" and result["gpu_layers"] == 0 and result["device"]
+    assert result["quantization"] == "Q4_1"          # the model library's header reader (gguf, yaml) is bundled
 
 
 def test_frozen_app_picks_its_cpu_variant_at_run_time(build, frozen):
@@ -43,6 +44,23 @@ def test_frozen_app_picks_its_cpu_variant_at_run_time(build, frozen):
     assert not (lib / "libggml-cpu.so").exists()
     result = frozen.smoke(Path(build["executable"]))
     assert result["cpu_variant"] in variants
+
+
+def test_frozen_vulkan_app_streams_with_every_layer_on_lavapipe(vulkan_build, frozen):
+    """The bundle built with ``BROOK_LLAMA_GPU=vulkan`` carries ggml's Vulkan module but not the Vulkan loader
+    (the system's finds the driver); on Mesa's lavapipe every layer of the model goes to the device (as many as
+    fit) and the reply streams, named in the smoke test's JSON."""
+    lib = Path(vulkan_build["bundle"]) / "_internal" / "llama_cpp" / "lib"
+    assert (lib / "libggml-vulkan.so").is_file() and vulkan_build["llama"]["cpu_variants"]
+    assert not (Path(vulkan_build["bundle"]) / "_internal" / "libvulkan.so.1").exists()
+    frozen.env.update(vulkan_build["lavapipe_env"])
+    result = frozen.smoke(Path(vulkan_build["executable"]))
+    assert result["backend"] == "Vulkan0" and "llvmpipe" in result["device"]
+    assert result["gpu_layers"] == result["n_layers"] + 1 == 31
+    assert result["status"] == "done" and result["chunks"] >= 20 and result["quantization"] == "Q4_1"
+    frozen.env.pop("GGML_VK_VISIBLE_DEVICES")       # lavapipe is a CPU-type device: ggml skips it unless named
+    result = frozen.smoke(Path(vulkan_build["executable"]))
+    assert result["backend"] == "CPU" and result["gpu_layers"] == 0 and result["status"] == "done"
 
 
 def test_frozen_app_draws_formulas(build, frozen):

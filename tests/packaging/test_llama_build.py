@@ -48,3 +48,21 @@ def test_the_cached_portable_build_passes_with_every_variant() -> None:
     variants = llama_build.check_portable(site / "llama_cpp" / "lib")
     assert "libggml-cpu-x64.so" in variants and "libggml-cpu-haswell.so" in variants
     assert not (site / "llama_cpp" / "lib" / "libggml-cpu.so").exists()
+
+
+def test_a_vulkan_build_with_headers_too_old_is_refused_before_compiling(tmp_path) -> None:
+    """Debian 12's Vulkan headers (1.3.239) lack VK_EXT_layer_settings: llama.cpp's Vulkan backend failed to
+    compile after 40% of a 14-minute build. ``check_vulkan`` says so at once; headers that have it pass."""
+    system = Path("/usr/include/vulkan/vulkan_core.h")
+    if not system.is_file() or llama_build.VULKAN_NEEDS in system.read_text("utf-8", "replace"):
+        pytest.skip("needs the system's old Vulkan headers (Debian 12's libvulkan-dev)")
+    env = {"PATH": "/usr/bin:/bin", "VULKAN_SDK": str(tmp_path / "no-sdk")}
+    assert llama_build.vulkan_header(env) == system
+    with pytest.raises(SystemExit, match=r"1\.x\.\d+\) lack VkLayerSettingsCreateInfoEXT"):
+        llama_build.check_vulkan(env)
+    newer = sorted(llama_build.cache_root().glob("vulkan-sdk-*/include/vulkan/vulkan_core.h"))
+    if not newer:
+        pytest.skip("no newer Vulkan headers in the build cache (packaging/README.md says how to make them)")
+    sdk = newer[-1].parents[2]
+    llama_build.check_vulkan({"PATH": "/usr/bin:/bin", "VULKAN_SDK": str(sdk)})      # newer headers: no error
+    assert llama_build.vulkan_header({"VULKAN_SDK": str(sdk)}) == newer[-1]
