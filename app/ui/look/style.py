@@ -55,7 +55,8 @@ QPlainTextEdit:disabled {{ color: {c['muted']}; background: {c['bg']}; }}
 #history {{ border: none; background: transparent; color: {c['text']}; }}
 #history::item {{ padding: 6px 6px; border-radius: 6px; }}
 #history::item:selected {{ background: {c['user']}; color: {c['text']}; }}
-#history::branch {{ background: transparent; border: none; image: none; }}
+#history {{ show-decoration-selected: 0; }}
+#history::branch, #history::branch:selected {{ background: transparent; border: none; image: none; }}
 #history QScrollBar:vertical {{ background: {c['side']}; width: 10px; margin: 0; border: none; }}
 #history QScrollBar::handle:vertical {{ background: {c['border']}; border-radius: 4px; min-height: 24px; }}
 #history QScrollBar::handle:vertical:hover {{ background: {c['muted']}; }}
