@@ -18,7 +18,8 @@ from app.core.streaming.scheduler import FairScheduler
 from app.core.streaming.watchdog import Stall
 from app.core.types import GenerationParams
 from app.engine.scripted import ScriptedEngine
-from app.ui.inspector.dock import StreamInspector, StreamInspectorDock, install_inspector
+from app.ui.inspector.dock import StreamInspectorDock, install_inspector
+from app.ui.inspector.panel import StreamInspector
 from app.ui.messages.coalescer import Coalescer
 from app.ui.messages.menu import message_menu
 
