@@ -103,19 +103,32 @@ class KeyStore:
     """
 
     def __init__(self, env: str = API_KEY_ENV) -> None:
-        """``env``: the environment variable ``get`` falls back to (the Hub's token store uses ``HF_TOKEN``)."""
+        """``env``: the environment variable ``get`` falls back to (the Hub's token store uses ``HF_TOKEN``).
+        The keyring is looked for at the first use, not here (it loads every installed backend: 30-70 ms, which
+        the window's start-up does not pay)."""
         self.env = env
         self._memory: dict[str, str] = {}
-        self._backend: Any = None
-        try:
-            import keyring
-            import keyring.backends.fail
+        self._found = False
+        self._found_backend: Any = None
 
-            backend = keyring.get_keyring()
-            if not isinstance(backend, keyring.backends.fail.Keyring) and getattr(backend, "backends", True):
-                self._backend = backend      # (a chainer with no backends under it is no keyring either)
-        except Exception as exc:   # keyring missing or broken: memory only
-            log.warning("no usable keyring: %s", exc)
+    @property
+    def _backend(self) -> Any:
+        if not self._found:
+            self._found = True
+            try:
+                import keyring
+                import keyring.backends.fail
+
+                backend = keyring.get_keyring()
+                if not isinstance(backend, keyring.backends.fail.Keyring) and getattr(backend, "backends", True):
+                    self._found_backend = backend  # (a chainer with no backends under it is no keyring either)
+            except Exception as exc:   # keyring missing or broken: memory only
+                log.warning("no usable keyring: %s", exc)
+        return self._found_backend
+
+    @_backend.setter
+    def _backend(self, backend: Any) -> None:     # a test's choice (None: memory only), kept over any lookup
+        self._found, self._found_backend = True, backend
 
     @property
     def available(self) -> bool:

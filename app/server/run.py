@@ -22,13 +22,9 @@ import uvicorn
 from app.core.errors import BrookError
 from app.engine.base import Engine
 from app.server.api import BrookAPI, ServerOptions, is_loopback
+from app.server.defaults import API_KEY_ENV, DEFAULT_HOST, DEFAULT_PORT
 
 log = logging.getLogger("brook.server")
-
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8080
-#: Environment variable holding the server's API key (so it need not appear in the process list).
-API_KEY_ENV = "BROOK_API_KEY"
 
 
 class ServerError(BrookError):

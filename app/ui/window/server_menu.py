@@ -21,10 +21,11 @@ from PySide6.QtWidgets import QStatusBar, QWidget
 from app.core.chat.session import ChatSession
 from app.core.connections import Connections, KeyStore
 from app.engine.base import Engine
-from app.server.run import DEFAULT_HOST, DEFAULT_PORT, BrookServer, ServerError
+from app.server.defaults import DEFAULT_HOST, DEFAULT_PORT
 
 if TYPE_CHECKING:
     from app.engine.remote.engine import RemoteConnection
+    from app.server.run import BrookServer
     from app.ui.dialogs.connection import ConnectionDialog
 
 log = logging.getLogger("brook.ui.server")
@@ -127,6 +128,8 @@ class ServerMenu(QObject):
     async def start_serving(self) -> bool:
         if self.server is not None:
             return True
+        from app.server.run import BrookServer, ServerError  # uvicorn and the API: only when serving
+
         server = BrookServer(lambda: self.session.engine, host=self.host, port=self.port)
         try:
             await server.start()
