@@ -35,7 +35,8 @@ from typing import Any
 from app.core.conversation import Conversation, Role
 from app.core.history import folders
 from app.core.history import timelines as timeline_store
-from app.core.history.schema import ChatImportError, check_export, clean_text, clean_time
+from app.core.history.clean import clean_text, clean_time
+from app.core.history.schema import ChatImportError, check_export
 from app.core.streaming.provenance import describe
 from app.core.text import valid_json
 

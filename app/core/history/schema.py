@@ -29,12 +29,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from app.core.conversation import MessageStatus, Role
 from app.core.errors import BrookError
+from app.core.history.clean import MAX_TIME, clean_text, clean_time
 from app.core.history.folders import FolderNameError, folder_name
+
+__all__ = ["MAX_TIME", "ChatImportError", "check_export", "clean_metrics", "clean_params", "clean_provenance",
+           "clean_text", "clean_time", "clean_versions", "plain"]
 
 log = logging.getLogger("brook.store.schema")
 
-#: Latest time accepted, in seconds since the epoch (9999-12-31 23:59:59 UTC: the end of ``datetime``'s range).
-MAX_TIME = 253_402_300_799.0
 #: Largest duration in ms and largest count accepted.
 MAX_MS = 1e12
 MAX_COUNT = 2 ** 53
@@ -351,20 +353,3 @@ def clean_versions(others: list[dict[str, Any]] | None, what: object = "versions
                     "metrics": clean_metrics(v.get("metrics"), what),
                     "provenance": clean_provenance(v.get("provenance"), what)})
     return out or None
-
-
-def clean_time(value: Any, default: float = 0.0) -> float:
-    """A stored time (s since the epoch) within ``0 … MAX_TIME``, else ``default``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return default
-    t = float(value)
-    return t if math.isfinite(t) and 0 <= t <= MAX_TIME else default
-
-
-def clean_text(value: Any) -> str | None:
-    """A stored optional text: a string or None; bytes are decoded, anything else is shown as its JSON."""
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return str(value)

@@ -23,7 +23,7 @@ import logging
 import sqlite3
 from dataclasses import dataclass
 
-from app.core.history.schema import clean_text, clean_time
+from app.core.history.clean import clean_text, clean_time
 
 log = logging.getLogger("brook.search")
 

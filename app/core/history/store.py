@@ -12,7 +12,7 @@ import json
 import logging
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from typing import Any
 from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.core.history import folders as folder_store
 from app.core.history import timelines as timeline_store
+from app.core.history.clean import clean_text, clean_time
 from app.core.history.columns import ensure_columns, load_versions, versions_json
 from app.core.history.folders import FolderInfo
 from app.core.history.recovery import (
@@ -30,14 +31,6 @@ from app.core.history.recovery import (
     recover,
     recovery_notice,
     start_daily_backup,
-)
-from app.core.history.schema import (
-    clean_metrics,
-    clean_params,
-    clean_provenance,
-    clean_text,
-    clean_time,
-    clean_versions,
 )
 from app.core.history.search import SearchHit, TitleHit, ensure_search_index, has_search_index
 from app.core.history.search import search as search_messages
@@ -330,18 +323,34 @@ class Store:
 
     def load_conversation(self, conv_id: int) -> Conversation:
         """Load a conversation; raises ``KeyError`` when there is none with that id. A reply that was still
-        streaming when the app died comes back as ``stopped`` with the text saved so far."""
+        streaming when the app died comes back as ``stopped`` with the text saved so far.
+
+        Cost: one query, then per row only what a ``Message`` needs (opening a 1,000-pair chat of 2-8 KB replies:
+        ``python -m app.bench history``). Text is decoded by SQLite's own strict UTF-8 decoder; only a chat with
+        invalid UTF-8 in it (written by another program) is read again with U+FFFD for the bad bytes."""
         row = self.db.execute("SELECT * FROM conversations WHERE id = ?", (conv_id,)).fetchone()
         if row is None:
             raise KeyError(conv_id)
+        schema = _schema()
         conv = Conversation(title=clean_text(row["title"]) or "", system_prompt=clean_text(row["system_prompt"]),
                             id=row["id"], preset=clean_text(row["preset"]),
-                            params=clean_params(_loads(row["params"]), f"chat {conv_id}: params"))
-        cur = self.db.cursor()
-        cur.row_factory = None          # plain tuples in MESSAGE_COLUMNS' order (a Row looks names up: slow)
-        for r in cur.execute(f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM messages WHERE conversation_id = ? "
-                             "ORDER BY id", (conv_id,)):
-            conv.messages.append(message_from_row(r))
+                            params=schema.clean_params(_loads(row["params"]), f"chat {conv_id}: params"))
+        sql = f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM messages WHERE conversation_id = ? ORDER BY id"
+        self.db.text_factory = str      # strict, in C: a row's text then needs no check for lone surrogates
+        try:
+            cur = self.db.cursor()
+            cur.row_factory = None      # plain tuples in MESSAGE_COLUMNS' order (a Row looks names up: slow)
+            rows = cur.execute(sql, (conv_id,)).fetchall()
+        except sqlite3.OperationalError as exc:
+            if "decode" not in str(exc):
+                raise
+            self.db.text_factory = decode_utf8          # invalid UTF-8 somewhere: U+FFFD for the bad bytes
+            cur = self.db.cursor()
+            cur.row_factory = None
+            rows = cur.execute(sql, (conv_id,)).fetchall()
+        finally:
+            self.db.text_factory = decode_utf8
+        conv.messages = [_message_from_row(r, schema) for r in rows]
         return conv
 
     # messages ------------------------------------------------------------------------------------------
@@ -399,6 +408,13 @@ class _Where:
         return f"message {self.mid}: {self.field}"
 
 
+def _schema() -> Any:
+    """``app.core.history.schema`` (pydantic), imported when the first chat is read, not at start-up."""
+    from app.core.history import schema
+
+    return schema
+
+
 def message_from_row(r: Any) -> Message:
     """A ``messages`` row (a sequence of ``MESSAGE_COLUMNS``, or a ``sqlite3.Row``) as a ``Message``; never raises
     for what the row holds. Fields of the wrong type or range are left out (``app.core.history.schema``, logged);
@@ -407,6 +423,12 @@ def message_from_row(r: Any) -> Message:
     died comes back as ``stopped``."""
     if isinstance(r, sqlite3.Row):
         r = tuple(r[c] for c in MESSAGE_COLUMNS)
+    return _message_from_row(r, _schema())
+
+
+def _message_from_row(r: Sequence[Any], schema: Any) -> Message:
+    """``message_from_row`` of a tuple in ``MESSAGE_COLUMNS``' order, with the schema module given (per row: no
+    import statement)."""
     mid, role_v, content, status_v, model, params, stop_reason, error, metrics, provenance, created, versions = r
     damaged: list[str] = []
     role = _ROLES.get(role_v) if isinstance(role_v, str) else None
@@ -428,15 +450,15 @@ def message_from_row(r: Any) -> Message:
         status = MessageStatus.ERROR
         error = "This message is damaged in the history file: " + "; ".join(damaged) + "."
     m = Message(role, content, status=status, model=clean_text(model),
-                params=_cleaned(clean_params, params, mid, "params"),
+                params=_cleaned(schema.clean_params, params, mid, "params"),
                 stop_reason=clean_text(stop_reason), error=error,
-                metrics=clean_metrics(_loads(metrics), _Where(mid, "metrics")),
-                provenance=_cleaned(clean_provenance, provenance, mid, "provenance"),
+                metrics=schema.clean_metrics(_loads(metrics), _Where(mid, "metrics")),
+                provenance=_cleaned(schema.clean_provenance, provenance, mid, "provenance"),
                 created=clean_time(created))
     m.db_id = mid
     if isinstance(versions, str):
         load_versions(m, versions)
-        m.versions = clean_versions(m.versions, _Where(mid, "versions"))
+        m.versions = schema.clean_versions(m.versions, _Where(mid, "versions"))
         m.version_index = min(m.version_index, len(m.versions or []))
     return m
 
