@@ -62,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="download a GGUF from the Hugging Face Hub into the models folder (a text progress bar; "
                         "exit 0 when complete and SHA-256 verified; run again after a cut to resume; HF_ENDPOINT "
                         "for a mirror, HF_TOKEN or the saved token for gated repos), then exit")
-    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    p.add_argument("--version", action=_VersionAction, help="print Brook's version and exit")
     remote = p.add_argument_group("remote server (any OpenAI-compatible API: llama-server, vLLM, Ollama, …)")
     remote.add_argument("--remote", metavar="URL", help="chat with the model of a server, e.g. "
                         "http://127.0.0.1:8080/v1 (its API key: BROOK_REMOTE_API_KEY)")
@@ -81,6 +81,18 @@ def build_parser() -> argparse.ArgumentParser:
                        help="with --serve: also answer requests whose Host header is NAME (repeatable; default: "
                             "only the bound address and localhost, against DNS rebinding)")
     return p
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: looked up only when asked (``importlib.metadata`` is ~10 ms of every start otherwise)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=str(kwargs.get("help")))
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        print(f"{parser.prog} {_version()}")        # on stdout, as argparse's own version action
+        parser.exit()
 
 
 def _version() -> str:
@@ -167,7 +179,6 @@ def engine_spec(args: argparse.Namespace, settings: object):
     """What to open at start: ``--scripted``, else a remote server (``remote_connection``), else the GGUF of
     ``--model`` or the settings (a remembered one that is gone falls back to the bundled model, with a notice kept
     on ``args.model_notice`` for the window)."""
-    from app.engine.models import choose_model
     from app.engine.open import EngineSpec
 
     script = None
@@ -177,6 +188,8 @@ def engine_spec(args: argparse.Namespace, settings: object):
     remote = None if args.scripted else remote_connection(args)
     path = None
     if not args.scripted and remote is None:
+        from app.engine.models import choose_model
+
         path, notice = choose_model(args.model, getattr(settings, "model_path", None))
         if notice:
             log.warning("%s", notice)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 import sys
 from pathlib import Path
 
@@ -43,6 +42,8 @@ def bundled_model_path() -> Path:
             f"The bundled model is missing from this installation ({folder} has no .gguf file). "
             "Reinstall Brook, or open a GGUF model with --model PATH."
         )
+    import importlib.metadata  # (~10 ms: only when the bundled model is looked for)
+
     try:
         files = importlib.metadata.files(BUNDLED_DISTRIBUTION) or []
     except importlib.metadata.PackageNotFoundError:

@@ -96,3 +96,24 @@ def test_frame_counts_use_a_log_axis_only_for_large_counts() -> None:
     assert few.axes[0].get_yscale() == "linear"
     many = frame_intervals_figure({"frame_intervals_ms": [16.0] * 500 + [40.0]})
     assert many.axes[0].get_yscale() == "log"
+
+
+def _measured(bench: str, args: list[str], tmp_path: Path) -> dict[str, object]:
+    from app.bench.report import run_bench
+
+    run = run_bench(bench, args, tmp_path, timeout_s=600)
+    assert run["result"] is not None, run["log"][-3000:]
+    return {b.key: b.check(run["result"]) for b in BUDGETS if b.bench == bench}
+
+
+@pytest.mark.parametrize(("bench", "args"), [("startup", ["--runs", "1"]), ("idle", ["--seconds", "1"])])
+def test_every_budget_of_a_bench_is_a_figure_it_really_writes(bench: str, args: list[str], tmp_path: Path) -> None:
+    """A budget whose key the bench never writes would be skipped silently (as ``history``'s were)."""
+    checked = _measured(bench, args, tmp_path)
+    assert checked and None not in checked.values(), checked
+
+
+@pytest.mark.slow
+def test_every_history_budget_is_a_figure_the_history_bench_writes(tmp_path: Path) -> None:
+    checked = _measured("history", ["--pairs", "10,1000"], tmp_path)
+    assert checked and None not in checked.values(), checked

@@ -25,6 +25,24 @@ LANGUAGES = {"en": "English", "zh_CN": "简体中文"}
 
 _installed: list[QTranslator] = []
 _current = "en"
+_copy_label = "Copy"
+_RENDERER = "app.core.render.markdown.html"
+
+
+def _set_copy_label(label: str) -> None:
+    """A code block's Copy link in the UI language: given to the renderer now if it is imported, else when it is
+    (``apply_copy_label``; the window's start-up does not import the renderer)."""
+    global _copy_label
+    _copy_label = label
+    if _RENDERER in sys.modules:
+        apply_copy_label()
+
+
+def apply_copy_label() -> None:
+    """Give the renderer (importing it) the Copy label of the language installed."""
+    from app.core.render.markdown.html import set_copy_label
+
+    set_copy_label(_copy_label)
 
 
 def current() -> str:
@@ -99,9 +117,7 @@ def install(setting: str | None = None, system_locale: str | None = None) -> str
         return "en"
     if lang == "en":
         _install_english_plurals(app)
-        from app.core.render.markdown.html import set_copy_label
-
-        set_copy_label("Copy")
+        _set_copy_label("Copy")
         return "en"
     qm = compiled(lang)
     ours = QTranslator()
@@ -118,9 +134,7 @@ def install(setting: str | None = None, system_locale: str | None = None) -> str
     _current = lang                        # before the LanguageChange events it posts are handled
     app.installTranslator(ours)
     _installed.append(ours)
-    from app.core.render.markdown.html import set_copy_label
-
-    set_copy_label(QCoreApplication.translate("MarkdownView", "Copy"))   # a code block's Copy link
+    _set_copy_label(QCoreApplication.translate("MarkdownView", "Copy"))   # a code block's Copy link
     QLocale.setDefault(QLocale(lang))
     return lang
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 import logging
 import re
-import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable
 
 from PySide6.QtGui import QAction
@@ -50,6 +49,8 @@ def _group(m: re.Match[str]) -> str:
 @functools.lru_cache(maxsize=8)
 def _table(lang: str) -> tuple[tuple[str, str, str], ...]:
     """(context, source, translation) of every finished, non-plural message of ``brook_<lang>.ts``."""
+    import xml.etree.ElementTree as ET  # (only for a language switch: not at start-up)
+
     ts = TRANSLATIONS / f"brook_{lang}.ts"
     try:
         root = ET.parse(ts).getroot()

@@ -1,2 +1,4 @@
 """The main window and what hangs on it directly: status bar, window state, welcome page, help, error dialog, search
-panel, server menu, daily features, load progress."""
+panel, server menu, daily features, load progress; the chat pane (``chat_pane``:
+the welcome page or the message list, made after the first frame), how streaming replies reach their view
+(``replies``) and the first frame itself (``first_paint``)."""

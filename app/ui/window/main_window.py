@@ -9,54 +9,50 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QMainWindow, QPushButton, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QMainWindow, QPushButton, QSplitter, QVBoxLayout, QWidget
 
 from app.core.chat import session_ops
 from app.core.chat.session import ChatSession, ModelState, NoticeKind, SessionListener
-from app.core.conversation import Conversation, Message, MessageStatus
+from app.core.conversation import Conversation, Message
 from app.core.history.store import Store
-from app.core.render.preview import plain_preview
 from app.core.settings import AppSettings, data_dir
 from app.core.streaming.generation import Generation
 from app.core.streaming.watchdog import LoopWatchdog
 from app.core.types import GenerationParams
 from app.engine.base import Engine
 from app.ui.compose.attachments_bar import AttachmentsBar, InputFilter
+from app.ui.compose.chat_input import ChatInput
 from app.ui.compose.context_meter import ContextMeter
 from app.ui.inspector.dock import install_inspector
 from app.ui.look.retranslate import LanguageSwitch
 from app.ui.look.style import NOTICE_STYLE, apply_style, is_dark
 from app.ui.messages.actions import MessageActions
-from app.ui.messages.chat_view import ChatInput, ChatView
 from app.ui.messages.coalescer import Coalescer
-from app.ui.messages.widget import MessageWidget
 from app.ui.window.appearance import Appearance
 from app.ui.window.chat_menu import ChatCommands
+from app.ui.window.chat_pane import ChatPane
+from app.ui.window.first_paint import FirstPaint
 from app.ui.window.help import open_shortcuts, show_about
 from app.ui.window.load_progress import LoadProgressDialog
 from app.ui.window.loop_watch import retune_loop_watch
 from app.ui.window.menus import SEPARATOR, Entry, Item, MenuKey, Submenu, build_menus
 from app.ui.window.models_menu import ModelsMenu
-from app.ui.window.search_panel import show_hit
+from app.ui.window.replies import ReplyPainting
 from app.ui.window.sending import Sending
 from app.ui.window.server_menu import ServerMenu
 from app.ui.window.sidebar import ChatSidebar
 from app.ui.window.status_bar import StatusBar
-from app.ui.window.welcome import WelcomeView
 from app.ui.window.window_state import WindowState
 
+if TYPE_CHECKING:       # the message list (markdown, code colours, formulas) is imported once the window shows
+    from app.ui.messages.chat_view import ChatView
+    from app.ui.messages.widget import MessageWidget
+
 log = logging.getLogger("brook.ui")
-
-
-def _feed_nothing(_text: str) -> None:
-    """Feed of a reply generating in a chat that is not shown: its text stays in the ``Message``."""
-
-
-def _paint_nothing() -> bool:
-    return False
 
 
 class MainWindow(QMainWindow, SessionListener):
@@ -69,7 +65,13 @@ class MainWindow(QMainWindow, SessionListener):
     settings), ``appearance`` (text size, theme), ``sending`` (the send queue, idle unload), ``messages`` (a
     message's menu), ``server_menu``, ``state`` (delete with Undo, the sidebar, what is restored on restart),
     ``side`` (the chat list: pins, folders, its context menu; ``app.ui.window.sidebar``) and ``language`` (the
-    live language switch)."""
+    live language switch); ``pane`` holds the welcome page or the message list, ``replies`` paints streaming
+    replies.
+
+    **Start-up in two steps** (window shown ≤ 3× a bare PySide6 window: ``python -m app.bench startup``): the
+    window is built and shown without the message list, whose modules bring the markdown renderer, pygments and
+    the formula worker (``chat``, made the first time it is needed); right after the first paint (``finish_start``)
+    the list is made and the last chat restored."""
 
     reply_finished = Signal(object)
     model_ready = Signal(bool)
@@ -78,11 +80,11 @@ class MainWindow(QMainWindow, SessionListener):
     def __init__(self, engine: Engine, settings: AppSettings | None = None, store: Store | None = None) -> None:
         super().__init__()
         self._styled_dark = is_dark()
+        self._started = False
+        self._start_waiter: asyncio.Future[None] | None = None      # ``load_model`` waits for the first paint
         self.session = ChatSession(engine, settings, store, listener=self, opener=self._open_engine)
         session = self.session
         self.coalescer = Coalescer(self)
-        self._reshow_after_stop: set[int] = set()   # stopped replies whose last burst was not painted
-        self.coalescer.painted.connect(self._on_painted)
         self.setWindowTitle("Brook")
         self.resize(1040, 760)
         self.setCentralWidget(self._build_body())
@@ -98,12 +100,14 @@ class MainWindow(QMainWindow, SessionListener):
         self.appearance = Appearance(self, session, self.status, self._relayout)
         self.inspector_dock = install_inspector(self, self.coalescer, session, store, watchdog=lambda: self.watchdog)
         self.messages = MessageActions(session, self, self.inspector_dock.inspect)
+        self.replies = ReplyPainting(session, self.coalescer, lambda: self.chat, self.status,
+                                     lambda stop: self._set_send_mode(stop=stop), self.messages.decorate,
+                                     self._reply_painted)
         self.server_menu = ServerMenu(session, self, self._error_notice, self.status)
         self.state = WindowState(self, session, self.sidebar, self.splitter, self._delete_action())
         self.side.attach(self.state.delete, self.state.delete_action, self.state.undo_action)
         self.menus = build_menus(self, self._menu_table())
-        self.language = LanguageSwitch(self, [self.chat, self.history, self.search_panel.results],
-                                       self._rebuild_texts)
+        self.language = LanguageSwitch(self, [self.history, self.search_panel.results], self._rebuild_texts)
         self._wire()
 
         apply_style(self)
@@ -115,6 +119,7 @@ class MainWindow(QMainWindow, SessionListener):
         if store is not None:
             self.state.restore()
         self.input.setFocus()
+        self._first_paint = FirstPaint(self, self.finish_start)
 
     # -- building ----------------------------------------------------------------------------------------
     def _build_body(self) -> QSplitter:
@@ -133,11 +138,10 @@ class MainWindow(QMainWindow, SessionListener):
         root = QVBoxLayout(central)
         root.setContentsMargins(0, 0, 0, 0)
         root.setSpacing(0)
-        self.welcome = WelcomeView()
-        root.addWidget(self.welcome, 1)
-        self.chat = ChatView()
-        self.chat.setAccessibleName(self.tr("Messages"))
-        root.addWidget(self.chat, 1)
+        self.pane = ChatPane(self.session, root, [self._wire_message, lambda w: self.messages.decorate(w)],
+                             lambda chat: self.language.skip.append(chat),   # made anew after a switch
+                             lambda: self.context_meter.schedule())
+        self.welcome = self.pane.welcome
         bottom = QWidget()
         bottom.setObjectName("inputBar")
         row = QHBoxLayout(bottom)
@@ -155,10 +159,33 @@ class MainWindow(QMainWindow, SessionListener):
         root.addWidget(bottom)
         return splitter
 
+    @property
+    def chat(self) -> ChatView:
+        """The message list, made the first time it is needed (``app.ui.window.chat_pane``)."""
+        return self.pane.chat
+
+    @property
+    def first_painted_at(self) -> float | None:
+        """When the window's first frame was painted (Unix time, s), or None before."""
+        return self._first_paint.painted_at
+
+    def finish_start(self) -> None:
+        """The second step of the start (after the first paint): make the message list, restore the last chat.
+        Runs once; safe to call again."""
+        if self._started:
+            return
+        self._started = True
+        self._first_paint.remove()
+        waiter, self._start_waiter = self._start_waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+        self.chat          # noqa: B018 - made now, in the first idle moment, not when the first reply arrives
+        if self.session.store is not None:
+            self.state.restore_chat()
+        self._refresh_welcome()
+
     def _wire(self) -> None:
-        """The widgets' signals to the session and the features."""
-        self.chat.widget_added.connect(self._wire_message)
-        self.chat.widget_added.connect(self.messages.decorate)
+        """The widgets' signals to the session and the features (the message list's: ``chat_pane``)."""
         self.input.submitted.connect(self.send)
         self.input.escape.connect(self.stop)
         self.input.textChanged.connect(self.context_meter.schedule)
@@ -188,7 +215,7 @@ class MainWindow(QMainWindow, SessionListener):
             MenuKey.FILE: [
                 self.models.entries(),
                 Item(self.tr("New chat"), self.new_chat, QKeySequence.StandardKey.New),
-                Item(self.tr("&Open model (GGUF)…"), self.choose_model, QKeySequence.StandardKey.Open),
+                Item(self.tr("&Open model (GGUF)…"), self.models.choose_model, QKeySequence.StandardKey.Open),
                 Item(self.tr("&Settings…"), self.edit_settings, "Ctrl+,"),
                 SEPARATOR,
                 Item(self.tr("&Quit"), self.close, "Ctrl+Q"),   # StandardKey.Quit is empty on Windows
@@ -270,6 +297,8 @@ class MainWindow(QMainWindow, SessionListener):
         Returns:
             The message's widget, or None (a title hit, or the message is gone).
         """
+        from app.ui.window.search_panel import show_hit
+
         self.open_conversation(conv_id)
         self.side.reveal(conv_id)               # a chat in a closed folder: the folder opens
         self.context_meter.schedule()
@@ -277,20 +306,20 @@ class MainWindow(QMainWindow, SessionListener):
 
     # -- model and settings ------------------------------------------------------------------------------
     async def load_model(self) -> bool:
-        """Load the engine off the loop (the window stays responsive and shows progress); meanwhile the renderer
-        pays its one-time costs (lexers off the loop, the view's on it). Returns success."""
+        """Load the engine off the loop (the window stays responsive and shows progress); meanwhile, once the
+        window's first frame is painted (``finish_start``), the renderer pays its one-time costs (lexers off the
+        loop, the view's on it). Returns success."""
+        loading = asyncio.ensure_future(self.session.load())
+        if not self._started and self.isVisible():
+            self._start_waiter = asyncio.get_running_loop().create_future()
+            await self._start_waiter
+        self.finish_start()                        # (a window never shown: now)
         from app.core.render.highlight import warm_up as warm_up_lexers
         from app.ui.messages.markdown_view import warm_up as warm_up_view
 
         self._lexers_warm = asyncio.get_running_loop().run_in_executor(None, warm_up_lexers)
         warm_up_view()
-        return await self.session.load()
-
-    def choose_model(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, self.tr("Open a GGUF model"), "",
-                                              self.tr("GGUF models (*.gguf);;All files (*)"))
-        if path:
-            self._switch_task = asyncio.ensure_future(self.session.open_model(path))
+        return await loading
 
     def _open_engine(self, path: str) -> Engine:
         """File → Open model: the one way to open an engine (the launcher replaces this with its own options)."""
@@ -308,7 +337,7 @@ class MainWindow(QMainWindow, SessionListener):
         settings = self.session.settings
         if settings.watchdog_threshold_ms != before.watchdog_threshold_ms:
             self.watchdog = retune_loop_watch(self.watchdog, settings.watchdog_threshold_ms)
-            self.inspector_dock.inspector.set_watchdog(self.watchdog)
+            self.inspector_dock.set_watchdog(self.watchdog)
         self.language.apply(settings.language)    # a new language applies at once (app.ui.look.retranslate)
         if settings.theme != before.theme:
             self.appearance.set_theme(settings.theme)  # and a new theme (View → Theme ticks it too)
@@ -322,9 +351,10 @@ class MainWindow(QMainWindow, SessionListener):
     def conversation_shown(self, conv: Conversation) -> None:
         running = list(self.session.running.values())
         self.coalescer.end_finishing()     # replies that ended with text still to paint: their views go away
-        self.chat.show_conversation(conv)
+        if self.pane.made_yet is not None or conv.messages or running:   # (an empty chat before the list: none)
+            self.chat.show_conversation(conv)
         for g in running:
-            self._attach(g, fresh_view=True)
+            self.replies.attach(g, fresh_view=True)
         self._set_send_mode(stop=self.session.generating)
         self.refresh_history()
         if conv.id is None:
@@ -339,13 +369,7 @@ class MainWindow(QMainWindow, SessionListener):
             self._refresh_welcome()
 
     def _refresh_welcome(self) -> None:
-        """The welcome state instead of an empty chat (not over notices such as a load error)."""
-        conv = self.session.conversation
-        empty = not conv.messages and not self.chat.widgets and self.chat.notice_count == 0
-        self.welcome.set_model(self.session.engine.name, self.session.model_state)
-        self.context_meter.schedule()
-        self.welcome.setVisible(empty)
-        self.chat.setVisible(not empty)
+        self.pane.refresh()
 
     def _relayout(self) -> None:
         """Lay the shown chat out again (a new text size, a new language: its message widgets are made anew)."""
@@ -356,89 +380,32 @@ class MainWindow(QMainWindow, SessionListener):
         self._refresh_welcome()
         if self.context_meter.usage is not None:
             self.context_meter.show_usage(self.context_meter.usage)
-        self.chat.renders.clear()               # renders hold the code blocks' Copy link in the old language
+        if self.pane.made_yet is not None:      # renders hold the code blocks' Copy link in the old language
+            self.pane.made_yet.renders.clear()
         self._relayout()
 
     def message_removed(self, conv: Conversation, msg: Message) -> None:
         if conv is self.session.conversation:
             self.chat.remove(msg)
 
+    # replies: ``app.ui.window.replies``
     def reply_started(self, gen: Generation) -> None:
-        self._attach(gen, fresh_view=False)
-        if gen.conversation is self.session.conversation:
-            self._set_send_mode(stop=True)
-
-    def _attach(self, gen: Generation, fresh_view: bool) -> None:
-        """Paint ``gen``'s reply into its view when its chat is shown, else only count what arrives."""
-        widget = self.chat.widget_for(gen.reply) if gen.conversation is self.session.conversation else None
-        view = widget.view if widget is not None else None
-        if view is None:
-            self.coalescer.attach(gen.reply, _feed_nothing, _paint_nothing, gen.metrics)
-            return
-        if view.renderer.finished:                 # Continue: the view shows the finished text; stream on from it
-            view.reset()
-            gen.reply.take_new()                   # all of it is fed here; the tick feeds only what follows
-            view.append_text(gen.reply.text)
-            view.refresh()
-        elif fresh_view and gen.reply.text:
-            # a re-made view shows the text so far as a preview while the render tick feeds it in slices (never
-            # in one go), then its render
-            view.begin_catch_up(plain_preview(gen.reply.text))
-            self.coalescer.catch_up(gen.reply, view.append_text, view.refresh, gen.metrics, view.end_catch_up)
-            return
-        self.coalescer.attach(gen.reply, view.append_text, view.refresh, gen.metrics)
+        self.replies.started(gen)
 
     def reply_changed(self, gen: Generation) -> None:
-        reply = gen.reply
-        self.status.update_reply(reply)          # the last reply's final figures come after it ended
-        widget = self.chat.existing_widget(reply) if gen.conversation is self.session.conversation else None
-        if widget is not None:                   # (a widget made later shows the status from the start)
-            widget.update_status()
-            self.chat.message_changed(reply)
-        if reply.id not in self.session.running:
-            return
-        if reply.status is MessageStatus.WAITING and self.session.scheduler.position() > 0:
-            self.status.set_state(self.tr("waiting for the model…"))
-        elif reply.status is MessageStatus.PREFILL:
-            self.status.set_state(self.tr("reading the prompt…"))
-        elif reply.status is MessageStatus.GENERATING:
-            self.status.set_state(self.tr("generating…"))
+        self.replies.changed(gen)
 
     def reply_stopping(self, gen: Generation) -> None:
-        if not self.coalescer.stop(gen.reply):     # a burst not painted yet: shown as a finished reply once ended
-            self._reshow_after_stop.add(gen.reply.id)
+        self.replies.stopping(gen)
 
     def reply_ended(self, gen: Generation) -> None:
-        reply = gen.reply
-        stopped = reply.status is MessageStatus.STOPPED
-        if not self.session.running:
-            self.status.set_state(self.tr("ready"))
-        self.status.show_reply(reply)
-        if gen.conversation is self.session.conversation:
-            self._set_send_mode(stop=self.session.generating)
+        self.replies.ended(gen)
 
-        def shown() -> None:               # everything that arrived is painted: the view shows the final render
-            widget = self.chat.widget_for(reply) if gen.conversation is self.session.conversation else None
-            if widget is not None:
-                if widget.view is not None and not stopped:
-                    widget.view.finish()
-                widget.update_status()
-                self.chat.message_changed(reply)
-            decorated = self.chat.widget_for(reply)
-            if decorated is not None:
-                self.messages.decorate(decorated)
-            self.sending.reply_finished()
-            self.context_meter.schedule()
-            self.reply_finished.emit(reply)
-
-        if stopped:
-            self.coalescer.detach(reply)
-            shown()
-            if reply.id in self._reshow_after_stop:
-                self._reshow_after_stop.discard(reply.id)
-                self.chat.reshow(reply)            # its preview now, its render in idle slices
-        else:
-            self.coalescer.finish(reply, shown)   # a backlog still to paint is painted in slices first
+    def _reply_painted(self, reply: Message) -> None:
+        """Everything of ``reply`` that arrived is painted and its view finished."""
+        self.sending.reply_finished()
+        self.context_meter.schedule()
+        self.reply_finished.emit(reply)
 
     def busy_changed(self) -> None:
         self.refresh_history()
@@ -487,11 +454,6 @@ class MainWindow(QMainWindow, SessionListener):
 
         self.chat.add_notice(core_text(text), NOTICE_STYLE[kind])
         self._refresh_welcome()
-
-    def _on_painted(self, reply: Message, _n: int) -> None:
-        gen = self.session.running.get(reply.id)
-        if gen is not None:
-            self.status.show_live(gen)
 
     def _set_send_mode(self, stop: bool) -> None:
         self.send_button.setText(self.tr("Stop") if stop else self.tr("Send"))

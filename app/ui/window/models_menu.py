@@ -9,7 +9,7 @@ from collections.abc import Awaitable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QCoreApplication, QObject, Qt
 from PySide6.QtWidgets import QDialog, QMenu, QMessageBox, QWidget
 
 from app.core.chat.idle import IdleUnloader
@@ -56,6 +56,17 @@ class ModelsMenu(QObject):
             Item(self.tr("Use the &bundled model"), self.use_bundled),
             Item(self.tr("&Unload the model (free its memory)"), self.unload_now),
         ])
+
+    def choose_model(self) -> None:
+        """File → Open model: a GGUF file chosen in a file dialog is loaded (``ChatSession.open_model``)."""
+        from PySide6.QtWidgets import QFileDialog
+
+        # (the window's texts: their translations are in its context)
+        path, _ = QFileDialog.getOpenFileName(
+            self.parent_widget, QCoreApplication.translate("MainWindow", "Open a GGUF model"), "",
+            QCoreApplication.translate("MainWindow", "GGUF models (*.gguf);;All files (*)"))
+        if path:
+            self._keep(self.session.open_model(path))
 
     def _keep(self, coro: Awaitable[Any]) -> asyncio.Future[Any]:
         task = asyncio.ensure_future(coro)

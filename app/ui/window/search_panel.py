@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import time
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QTextDocument
@@ -19,8 +20,10 @@ from PySide6.QtWidgets import QLabel, QLineEdit, QListWidget, QListWidgetItem, Q
 from app.core.conversation import Conversation
 from app.core.history.search import SearchHit, TitleHit
 from app.core.history.store import Store
-from app.ui.messages.chat_view import ChatView
-from app.ui.messages.widget import MessageWidget
+
+if TYPE_CHECKING:      # the message list comes after the window's first paint (``MainWindow.chat``)
+    from app.ui.messages.chat_view import ChatView
+    from app.ui.messages.widget import MessageWidget
 
 #: How long a search hit's message stays outlined after it was opened (ms).
 OUTLINE_MS = 2500

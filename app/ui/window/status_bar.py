@@ -13,7 +13,6 @@ from app.core.conversation import Message
 from app.core.streaming.generation import Generation
 from app.core.streaming.metrics import now
 from app.core.streaming.provenance import device_label, device_name, runtime_facts
-from app.ui.messages.chat_view import format_figures
 
 #: Live figures are refreshed at most this often while a reply streams (seconds).
 LIVE_INTERVAL_S = 0.25
@@ -118,6 +117,8 @@ class StatusBar(QStatusBar):
     def show_figures(self, metrics: dict[str, Any] | None) -> None:
         """The figures of a finished reply (its ``Message.metrics``; ``decode_tokens_per_s`` is
         ``StreamMetrics.tokens_per_s()``, the function of the live figure too)."""
+        from app.ui.messages.widget import format_figures  # (not at start-up: it comes with the message list)
+
         m = metrics or {}
         ttft, rate = m.get("ttft_ms"), m.get("decode_tokens_per_s")
         self.ttft_label.setText(f"TTFT {ttft:.0f} ms" if ttft is not None else "TTFT –")

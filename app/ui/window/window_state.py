@@ -41,6 +41,7 @@ class WindowState:
         self.splitter = splitter
         self.deleted: Conversation | None = None          # the last deleted conversation, for Undo
         self._deleted_place: tuple[bool, int | None] = (False, None)     # its pin and folder
+        self.pending_chat: int | None = None              # the chat ``restore_chat`` opens
         self.delete_action = delete_action
         self.undo_action = QAction(QCoreApplication.translate("MainWindow", "&Undo delete chat"), window)
         self.undo_action.setShortcut(QKeySequence("Ctrl+Shift+Z"))
@@ -113,7 +114,8 @@ class WindowState:
 
     # -- remembered state -----------------------------------------------------------------------------------
     def restore(self) -> None:
-        """The last window geometry, sidebar width and chat (when it still exists)."""
+        """The last window geometry and sidebar width; the last chat is opened by ``restore_chat`` (the window
+        calls it right after its first paint, so a long chat never delays the window)."""
         s = self.session.settings
         if s.window_geometry:
             self.window.restoreGeometry(QByteArray.fromBase64(s.window_geometry.encode("ascii")))
@@ -121,17 +123,24 @@ class WindowState:
             self.sidebar_action.setChecked(False)
         else:
             self.splitter.setSizes([s.sidebar_width, max(200, self.window.width() - s.sidebar_width)])
-        if s.last_conversation_id is not None:
-            try:
-                self.session.open_conversation(int(s.last_conversation_id))
-            except Exception:       # restoring the last chat must never stop the window from opening
-                log.exception("could not open the last chat %s at start", s.last_conversation_id)
-                s.last_conversation_id = None
+        self.pending_chat = s.last_conversation_id
+
+    def restore_chat(self) -> None:
+        """Open the chat shown when the window was last closed (when it still exists)."""
+        conv_id, self.pending_chat = self.pending_chat, None
+        if conv_id is None or self.session.conversation.id is not None or self.session.conversation.messages:
+            return                  # (a chat was opened or started meanwhile: it stays)
+        try:
+            self.session.open_conversation(int(conv_id))
+        except Exception:       # restoring the last chat must never stop the window from opening
+            log.exception("could not open the last chat %s at start", conv_id)
+            self.session.settings.last_conversation_id = None
 
     def remember(self) -> None:
         """Keep the window's state in the settings (written with them)."""
         s = self.session.settings
         s.window_geometry = bytes(self.window.saveGeometry().toBase64().data()).decode("ascii")
         s.sidebar_width = self.splitter.sizes()[0] if self.sidebar.isVisible() else 0
-        s.last_conversation_id = self.session.conversation.id
+        # (closed before the last chat was restored: it is still the one to restore)
+        s.last_conversation_id = self.session.conversation.id if self.pending_chat is None else self.pending_chat
         self.session.save_settings()

@@ -19,11 +19,12 @@ def test_a_start_restores_a_hostile_last_chat(qtbot, qloop, tmp_path) -> None:
     store, cid = _hostile_rows(tmp_path / "h.sqlite3")
     settings = AppSettings.load()
     settings.last_conversation_id = cid
-    w = MainWindow(ScriptedEngine(["Hi"], tokens_per_s=0), settings, store)     # restores the last chat
+    w = MainWindow(ScriptedEngine(["Hi"], tokens_per_s=0), settings, store)
     qtbot.addWidget(w)
     w.show()
     qtbot.waitExposed(w)
     try:
+        qtbot.waitUntil(lambda: w.first_painted_at is not None)    # the last chat is restored right after
         assert w.session.conversation.id == cid and w.session.conversation.title == "Hostile"
         assert [m.status for m in w.session.conversation.messages].count(MessageStatus.ERROR) == 3
         assert w.chat.isVisible()

@@ -65,6 +65,7 @@ def test_a_restart_opens_the_last_chat_with_the_same_window(qtbot, qloop, tmp_pa
     qtbot.addWidget(again)
     again.show()
     try:
+        qtbot.waitUntil(lambda: again.first_painted_at is not None)      # the last chat comes right after
         assert again.session.conversation.id == first.id and again.session.conversation.messages[0].text == "chat 0"
         assert (again.width(), again.height()) == (760, 560)
         assert abs(again.splitter.sizes()[0] - 260) <= 2

@@ -14,23 +14,50 @@ The public API is :class:`IncrementalMarkdown` (streaming) and :func:`render_mar
 * :mod:`.oneshot` — :func:`render_markdown`.
 """
 
-from app.core.render.markdown.html import (
-    CODE_PIECE_CHARS,
-    CODE_PIECE_LINES,
-    PIECE,
-    TABLE_GROUP_ROWS,
-    TABLE_WIDTH_ROWS,
-)
-from app.core.render.markdown.incremental import (
-    BIG_TAIL_CHARS,
-    BIG_TAIL_GROWTH,
-    BIG_TAIL_MIN_S,
-    MarkdownStream,
-)
-from app.core.render.markdown.links import is_safe_url
-from app.core.render.markdown.oneshot import render_markdown
-from app.core.render.markdown.reply import IncrementalMarkdown
-from app.core.render.markdown.thinking import prompt_opens_reasoning, split_thinking
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from app.core.render.markdown.html import (
+        CODE_PIECE_CHARS,
+        CODE_PIECE_LINES,
+        PIECE,
+        TABLE_GROUP_ROWS,
+        TABLE_WIDTH_ROWS,
+    )
+    from app.core.render.markdown.incremental import (
+        BIG_TAIL_CHARS,
+        BIG_TAIL_GROWTH,
+        BIG_TAIL_MIN_S,
+        MarkdownStream,
+    )
+    from app.core.render.markdown.links import is_safe_url
+    from app.core.render.markdown.oneshot import render_markdown
+    from app.core.render.markdown.reply import IncrementalMarkdown
+    from app.core.render.markdown.thinking import prompt_opens_reasoning, split_thinking
+
+#: Where each public name lives. They are imported at first use (PEP 562), so importing one light room (e.g.
+#: ``.thinking``, which the scripted engine and the previews use) does not import markdown-it, pygments and the
+#: formula worker with the package: the window's start-up imports none of them (``tests/test_startup_imports.py``).
+_WHERE = {
+    "CODE_PIECE_CHARS": "html", "CODE_PIECE_LINES": "html", "PIECE": "html", "TABLE_GROUP_ROWS": "html",
+    "TABLE_WIDTH_ROWS": "html", "BIG_TAIL_CHARS": "incremental", "BIG_TAIL_GROWTH": "incremental",
+    "BIG_TAIL_MIN_S": "incremental", "MarkdownStream": "incremental", "is_safe_url": "links",
+    "render_markdown": "oneshot", "IncrementalMarkdown": "reply", "prompt_opens_reasoning": "thinking",
+    "split_thinking": "thinking",
+}
+
+
+def __getattr__(name: str) -> Any:
+    room = _WHERE.get(name)
+    if room is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{room}"), name)
+    globals()[name] = value          # the next lookup is a plain module attribute
+    return value
+
 
 __all__ = [
     "BIG_TAIL_CHARS",
