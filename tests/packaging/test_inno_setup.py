@@ -77,6 +77,10 @@ def iscc(wine: Wine) -> list[str]:
     if cmd is None:
         pytest.skip(f"Inno Setup's ISCC.exe is not available (npm install {inno.INNOSETUP_NPM} failed or npm "
                     "is missing)")
+    probe = subprocess.run([*cmd, "/?"], capture_output=True, text=True, env=wine.env, timeout=WINE_TIMEOUT_S)
+    if "Inno Setup" not in probe.stdout:        # ISCC is a 32-bit program: wine64 alone cannot start it
+        pytest.skip(f"wine cannot run the 32-bit ISCC.exe (Debian: dpkg --add-architecture i386 && apt-get "
+                    f"install wine32:i386): {(probe.stdout + probe.stderr).strip()[-300:]}")
     return cmd
 
 
