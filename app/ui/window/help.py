@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html
-import importlib.metadata
 
 from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QMessageBox, QVBoxLayout, QWidget
@@ -13,6 +12,8 @@ from app.core.text import QT_TRANSLATE_NOOP
 
 def app_version() -> str:
     """The installed ``brook-chat`` version (``"dev"`` when running from an uninstalled checkout)."""
+    import importlib.metadata  # (~10 ms: when About is opened, not at start-up)
+
     try:
         return importlib.metadata.version("brook-chat")
     except importlib.metadata.PackageNotFoundError:
