@@ -452,7 +452,7 @@ def _message_from_row(r: Sequence[Any], schema: Any) -> Message:
     m = Message(role, content, status=status, model=clean_text(model),
                 params=_cleaned(schema.clean_params, params, mid, "params"),
                 stop_reason=clean_text(stop_reason), error=error,
-                metrics=schema.clean_metrics(_loads(metrics), _Where(mid, "metrics")),
+                metrics=None if metrics is None else schema.clean_metrics(_loads(metrics), _Where(mid, "metrics")),
                 provenance=_cleaned(schema.clean_provenance, provenance, mid, "provenance"),
                 created=clean_time(created))
     m.db_id = mid
@@ -470,7 +470,9 @@ def _cleaned_json(clean: Callable[..., Any], raw: str) -> Any:
 
 def _cleaned(clean: Callable[..., Any], raw: Any, mid: Any, field: str) -> Any:
     """``clean(json.loads(raw))``, cached by the stored text (a chat's replies share their parameters and
-    provenance); a copy, so no two messages share one dict."""
+    provenance); a copy, so no two messages share one dict. None (a user message's) is None, at no cost."""
+    if raw is None:
+        return None
     if not isinstance(raw, str):
         return clean(_loads(raw), _Where(mid, field))
     out = _cleaned_json(clean, raw)
