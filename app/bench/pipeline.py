@@ -4,8 +4,8 @@
 [--startup-runs N] [--no-model] [--no-scripted]``
 
 *Ours* is the app's path: worker thread → bounded queue → consumer coroutine (``generate``) → coalescer tick →
-renderer, offscreen, on a qasync loop. Runs alternate (raw, ours, ours, raw, …) so that drift in machine load
-hits both.
+renderer, offscreen, on a qasync loop. Runs alternate (raw, ours, ours, raw, …; with the model, every order of
+the three paths in turn) so that drift in machine load hits both.
 
 - **Scripted engine**: raw is ``for chunk in engine.stream(...)`` on the main thread over the same scripted
   engine (the pipeline's own cost). ``ttft_added_ms_p95``: p95 of ours (request → first chunk painted) − median
@@ -23,14 +23,25 @@ hits both.
 
 Throughput = decode tokens ÷ (time the last token reached the end of the path − time the first token left
 the engine): for raw, the loop body; for ours, the tick that painted it (so the final tick's lag counts
-against us). Ratios are medians over rounds of ours ÷ raw.
+against us). Ratios are medians over rounds of ours ÷ raw in the same round; each round runs the three model
+paths in another of their six orders (``--rounds`` 6: each path once in each position, so neither warm-up nor
+drift favours one), after one warm-up reply of each. Reported beside each ratio: its p25/p75 over the rounds
+(the spread: a ratio is conclusive only when the spread is narrow), ``decode_ratio_model`` (the host path's
+rate as its chunks reached the window's worker, before painting; ratio − decode ratio = the last paint's lag),
+and ``model.decode_ms_per_token`` — where each path's decode thread spent a token's time: ``cpu_ms`` on a CPU,
+``wait_ms`` runnable but waiting for one (another process had the cores), ``blocked_ms`` the rest (the GIL,
+credits, a full queue); Linux's schedstat, via ``app.engine.host.DecodeClock``. ``machine`` gives the load
+average around the model rounds and ``raw_cpu_wait_fraction``, the share of raw's decode spent waiting for a
+CPU: above a few per cent the machine is too busy for a 1 % budget to be judged.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import logging
+import os
 import threading
 from collections.abc import Iterable
 from typing import Any, Protocol
@@ -89,6 +100,7 @@ async def ours_run(engine: Engine, stage: PaintStage, params: GenerationParams,
     stage.detach(reply)
     assert reply.status is MessageStatus.DONE, (reply.status, reply.error)
     return {"tokens": m.tokens, "span": m.painted[-1] - m.produced[0], "ttft": m.painted[0] - t_call,
+            "produced_span": m.produced[-1] - m.produced[0], "last_paint_lag": m.painted[-1] - m.produced[-1],
             "ttft_loop": m.dequeued[0] - t_call,
             "first_paint": m.painted[0] - m.produced[0], "text": reply.text,
             "queue_high_water": m.queue_high_water, "ticks": m.ticks, "longest_tick_ms": m.longest_tick_s * 1e3,
@@ -165,36 +177,126 @@ class RawLlama:
                 yield Chunk(text, 1 if text else 0, choice.get("finish_reason"))
 
 
+class ClockedEngine:
+    """An engine whose ``stream`` also times its decode thread (``app.engine.host.DecodeClock``): for the
+    in-process path, where the decode thread is the streaming core's worker thread. One generator frame more
+    per chunk (≈ 0.1 µs); every other attribute is the engine's."""
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self.figures: dict[str, Any] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.engine, name)
+
+    def stream(self, messages: Any, params: GenerationParams, stop: threading.Event) -> Any:
+        from app.engine.host import DecodeClock
+
+        clock = DecodeClock()
+        first = True
+        for chunk in self.engine.stream(messages, params, stop):
+            if first:
+                clock.start()
+                first = False
+            yield chunk
+            clock.tokens += chunk.n_tokens
+        self.figures = clock.stop()
+
+
+def raw_clocked(raw: RawLlama, messages: list[dict[str, str]], params: GenerationParams) -> dict[str, Any]:
+    """``raw_run`` with the decode thread (this one) timed from its first token."""
+    from app.engine.host import DecodeClock
+
+    clock = DecodeClock()
+    parts: list[str] = []
+    first = last = None
+    for chunk in raw.stream(messages, params, threading.Event()):
+        t = now()
+        if first is None:
+            first = t
+            clock.start()
+        last = t
+        clock.tokens += chunk.n_tokens
+        parts.append(chunk.text)
+    assert first is not None and last is not None
+    return {"tokens": clock.tokens, "span": last - first, "text": "".join(parts), "decode": clock.stop()}
+
+
+#: Every order of the three paths: ``--rounds`` a multiple of 6 puts each path in each position equally often.
+ORDERS = list(itertools.permutations(("raw", "host", "local")))
+
+
+def _spread(values: list[float]) -> dict[str, float | None]:
+    return {"median": median(values), "p25": percentile(values, 25), "p75": percentile(values, 75),
+            "min": min(values) if values else None, "max": max(values) if values else None}
+
+
+def _per_token(decode: dict[str, Any] | None) -> dict[str, float | None]:
+    """A decode thread's figures per token (ms): on a CPU, waiting for one, blocked (the rest of the wall)."""
+    if not decode or not decode.get("tokens"):
+        return {"cpu_ms": None, "wait_ms": None, "blocked_ms": None}
+    n = decode["tokens"]
+    cpu, wait = decode.get("cpu_ms"), decode.get("wait_ms")
+    blocked = (decode["wall_ms"] - cpu - wait) / n if cpu is not None and wait is not None else None
+    return {"cpu_ms": cpu / n if cpu is not None else None, "wait_ms": wait / n if wait is not None else None,
+            "blocked_ms": blocked}
+
+
 async def compare_model(raw: Any, host: Any, local: Any, stage: PaintStage, params: GenerationParams,
                         rounds: int) -> dict[str, Any]:
-    """Rounds of raw, host path and in-process path (order rotating); ratios of each path to raw."""
+    """Rounds of raw, host path and in-process path, in every order in turn (``ORDERS``); ratios of each path to
+    raw in the same round, with their spread, and where each path's decode thread spent its time."""
     messages = [{"role": "user", "content": PROMPT}]
     settings = StreamSettings()
-    host_ratios: list[float] = []
-    local_ratios: list[float] = []
+    clocked = ClockedEngine(local)
+    ratios: dict[str, list[float]] = {"host": [], "local": []}
+    decode_ratios: dict[str, list[float]] = {"host": [], "local": []}
+    per_token: dict[str, list[dict[str, float | None]]] = {"raw": [], "host": [], "local": []}
+    lag_ms: dict[str, list[float]] = {"host": [], "local": []}
+    raw_busy: list[float] = []
     same_text = True
     details: list[dict[str, Any]] = []
-    orders = [("raw", "host", "local"), ("host", "local", "raw"), ("local", "raw", "host")]
     for r in range(rounds):
         res: dict[str, dict[str, Any]] = {}
-        for which in orders[r % 3]:
+        for which in ORDERS[r % len(ORDERS)]:
             if which == "raw":
-                res["raw"] = raw_run(raw, messages, params)
+                res["raw"] = raw_clocked(raw, messages, params)
             else:
-                res[which] = await ours_run(host if which == "host" else local, stage, params, settings)
+                res[which] = await ours_run(host if which == "host" else clocked, stage, params, settings)
+                res[which]["decode"] = host.decode_figures() if which == "host" else clocked.figures
             await asyncio.sleep(0.05)
         tps = {k: (v["tokens"] - 1) / v["span"] for k, v in res.items()}
-        host_ratios.append(tps["host"] / tps["raw"])
-        local_ratios.append(tps["local"] / tps["raw"])
+        for k in ("host", "local"):
+            ratios[k].append(tps[k] / tps["raw"])
+            decode_ratios[k].append(((res[k]["tokens"] - 1) / res[k]["produced_span"]) / tps["raw"])
+            lag_ms[k].append(res[k]["last_paint_lag"] * 1e3)
+        for k in per_token:
+            per_token[k].append(_per_token(res[k]["decode"]))
+        d = res["raw"]["decode"]
+        if d.get("wait_ms") is not None and d["wall_ms"]:
+            raw_busy.append(d["wait_ms"] / d["wall_ms"])
         same_text = same_text and res["raw"]["text"] == res["host"]["text"] == res["local"]["text"]
-        details.append({"raw_tok_s": tps["raw"], "host_tok_s": tps["host"], "in_process_tok_s": tps["local"],
-                        "tokens": res["raw"]["tokens"], "host_queue_high_water": res["host"]["queue_high_water"],
+        details.append({"order": "/".join(ORDERS[r % len(ORDERS)]), "raw_tok_s": tps["raw"], "host_tok_s": tps["host"],
+                        "in_process_tok_s": tps["local"], "tokens": res["raw"]["tokens"],
+                        "host_queue_high_water": res["host"]["queue_high_water"],
                         "host_backpressure_waits": res["host"]["backpressure_waits"],
-                        "host_first_paint_ms": res["host"]["first_paint"] * 1e3})
-        log.info("round %d: raw %.1f tok/s, host %.1f (%.4f), in-process %.1f (%.4f)", r, tps["raw"], tps["host"],
-                 host_ratios[-1], tps["local"], local_ratios[-1])
-    return {"ratio": median(host_ratios), "ratios": host_ratios, "in_process_ratio": median(local_ratios),
-            "in_process_ratios": local_ratios, "same_text": same_text, "rounds": details}
+                        "host_first_paint_ms": res["host"]["first_paint"] * 1e3,
+                        "decode_ms_per_token": {k: per_token[k][-1] for k in per_token}})
+        log.info("round %d (%s): raw %.1f tok/s, host %.1f (%.4f), in-process %.1f (%.4f)", r, details[-1]["order"],
+                 tps["raw"], tps["host"], ratios["host"][-1], tps["local"], ratios["local"][-1])
+
+    def typical(k: str, field: str) -> float | None:
+        return median([v for row in per_token[k] if (v := row[field]) is not None] or [])
+
+    return {"ratio": median(ratios["host"]), "ratios": ratios["host"], "ratio_spread": _spread(ratios["host"]),
+            "in_process_ratio": median(ratios["local"]), "in_process_ratios": ratios["local"],
+            "in_process_spread": _spread(ratios["local"]),
+            "decode_ratio": median(decode_ratios["host"]), "in_process_decode_ratio": median(decode_ratios["local"]),
+            "last_paint_lag_ms_p50": {k: median(v) for k, v in lag_ms.items()},
+            "decode_ms_per_token": {k: {f: typical(k, f) for f in ("cpu_ms", "wait_ms", "blocked_ms")}
+                                    for k in per_token},
+            "raw_cpu_wait_fraction": median(raw_busy) if raw_busy else None,
+            "same_text": same_text, "rounds": details}
 
 
 async def ttft_model(raw: Any, host: Any, stage: PaintStage, runs: int) -> dict[str, Any]:
@@ -222,7 +324,6 @@ def startup(runs: int) -> dict[str, Any]:
     """Launch → model loaded (s) of ``main.py --smoke-test``, engine host vs ``--in-process-engine``,
     alternating."""
     import json
-    import os
     import subprocess
     import sys
     import time
@@ -252,9 +353,11 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="python -m app.bench pipeline")
     ap.add_argument("--tokens", type=int, default=20_000, help="tokens per scripted reply")
     ap.add_argument("--rate", type=float, default=5000.0, help="scripted decode rate, tokens/s")
-    ap.add_argument("--rounds", type=int, default=5,
-                    help="rounds of raw vs ours (the median ratio is reported; single rounds vary by ±5%%)")
-    ap.add_argument("--model-tokens", type=int, default=300, help="tokens per reply of the real model")
+    ap.add_argument("--rounds", type=int, default=6,
+                    help="rounds of raw vs ours (the median ratio is reported; single rounds vary by ±5%%); with the "
+                         "model, 6 = each of the three paths once in each position")
+    ap.add_argument("--model-tokens", type=int, default=500,
+                    help="tokens per reply of the real model (the last paint's lag, up to a tick, weighs 1/N)")
     ap.add_argument("--model-ttft-runs", type=int, default=30)
     ap.add_argument("--threads", type=int, default=None,
                     help="llama.cpp decode threads for every path (default: Brook's default_threads())")
@@ -295,16 +398,23 @@ def main(argv: list[str]) -> int:
             raw = RawLlama(local)
             try:
                 mparams = GenerationParams(temperature=0.0, seed=42, max_tokens=args.model_tokens)
-                warm = GenerationParams(max_tokens=8)
-                for engine in (raw, host):
-                    raw_run(engine, [{"role": "user", "content": "Hi"}], warm)
+                for engine in (raw, host, local):      # each path once, the bench's own prompt and length
+                    raw_run(engine, [{"role": "user", "content": PROMPT}], mparams)
+                load_before = os.getloadavg() if hasattr(os, "getloadavg") else None
                 mres = loop.run_until_complete(compare_model(raw, host, local, stage, mparams, args.rounds))
+                load_after = os.getloadavg() if hasattr(os, "getloadavg") else None
                 mt = loop.run_until_complete(ttft_model(raw, host, stage, args.model_ttft_runs))
             finally:
                 host.unload()
                 local.unload()
             result["throughput_ratio_model"] = mres["ratio"]
+            result["throughput_ratio_model_p25_p75"] = [mres["ratio_spread"]["p25"], mres["ratio_spread"]["p75"]]
             result["throughput_ratio_in_process"] = mres["in_process_ratio"]
+            result["throughput_ratio_in_process_p25_p75"] = [mres["in_process_spread"]["p25"],
+                                                             mres["in_process_spread"]["p75"]]
+            result["decode_ratio_model"] = mres["decode_ratio"]           # at the window's worker: before painting
+            result["machine"] = {"cpus": os.cpu_count(), "load_before": load_before, "load_after": load_after,
+                                 "raw_cpu_wait_fraction": mres["raw_cpu_wait_fraction"]}
             result["ttft_added_ms_p95_model"] = mt["p95"]
             result["ttft_added_ms_p50_model"] = mt["p50"]
             result["ttft_added_ms_p95_model_to_loop"] = mt["to_loop_p95"]   # first chunk taken by the loop

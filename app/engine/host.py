@@ -7,7 +7,8 @@ pickled tuple, length-framed by ``Connection``):
 - **control pipe** (``ctl``), one request at a time: ``("load", options)`` → ``("progress", f)``… then
   ``("loaded", facts)`` or ``("error", kind, message)``; ``("stream", sid, messages, fitted, params, window,
   fault)`` → ``("prompt", sid, n_tokens)`` once the chat template is rendered and the prompt tokenized, then
-  ``("chunk", sid, text, n_tokens, finish_reason)``…, then ``("end", sid)`` or ``("error", kind, message)``.
+  ``("chunk", sid, text, n_tokens, finish_reason)``…, then ``("end", sid, decode)`` (``decode``: the decode
+  thread's ``DecodeClock.stop`` figures) or ``("error", kind, message)``.
   While a stream runs the window sends ``("credit", sid, n)`` (n more chunks may be sent: credit flow control,
   so a full chunk queue in the window pauses decode and the pipe never holds more than the window's grant) and
   ``("stop", sid)`` (read by this process's main thread at once: it sets the decode's stop event, which
@@ -39,6 +40,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -262,21 +264,25 @@ class Host:
 
             it = self.engine.stream(msgs, params, stop, on_prompt=on_prompt)
             first = True
+            clock = DecodeClock()
             try:
                 for chunk in it:
-                    if first and fault is not None and fault[2] == "reply":
-                        self._arm_fault(fault[0], fault[1])
+                    if first:
+                        clock.start()
+                        if fault is not None and fault[2] == "reply":
+                            self._arm_fault(fault[0], fault[1])
                     first = False
                     if self._hang.is_set():
                         threading.Event().wait()          # the "hang" fault: decode never yields again
                     if not credits.take(stop):
                         break
                     self.send(("chunk", sid, chunk.text, chunk.n_tokens, chunk.finish_reason))
+                    clock.tokens += chunk.n_tokens
             finally:
                 close = getattr(it, "close", None)     # a generator: end llama.cpp's loop now
                 if close is not None:
                     close()
-            self.send(("end", sid))
+            self.send(("end", sid, clock.stop()))
         except (OSError, EOFError):
             return                   # the window went away
         except BaseException as exc:
@@ -314,6 +320,43 @@ class Host:
             kept = self.engine.fit_context(*args)
             return list(kept), {"left_out": kept.left_out, "prompt_tokens": kept.prompt_tokens, "n_ctx": kept.n_ctx}
         raise ValueError(f"no such engine host call: {method}")
+
+
+def thread_schedule() -> tuple[float, float] | None:
+    """(ms on a CPU, ms waiting for one on the run queue) of the calling thread so far: Linux's
+    ``/proc/thread-self/schedstat``; None where there is none."""
+    try:
+        with open("/proc/thread-self/schedstat", encoding="ascii") as f:
+            on_cpu, waiting = f.read().split()[:2]
+        return int(on_cpu) / 1e6, int(waiting) / 1e6
+    except (OSError, ValueError):
+        return None
+
+
+class DecodeClock:
+    """Where a decode thread's time went from its first token to its last: ``stop()`` →
+    ``{"tokens", "wall_ms", "cpu_ms", "wait_ms"}`` — ``cpu_ms`` on a CPU, ``wait_ms`` runnable but waiting for
+    one (a busy machine), the rest of ``wall_ms`` blocked (the GIL, credits, a full queue); ``cpu_ms`` and
+    ``wait_ms`` are None where the OS does not say (``thread_schedule``). Two reads of ``/proc`` per reply."""
+
+    def __init__(self) -> None:
+        self.tokens = 0
+        self._t0: float | None = None
+        self._s0: tuple[float, float] | None = None
+
+    def start(self) -> None:
+        self._s0 = thread_schedule()
+        self._t0 = time.perf_counter()
+
+    def stop(self) -> dict[str, Any]:
+        if self._t0 is None:
+            return {"tokens": 0, "wall_ms": 0.0, "cpu_ms": None, "wait_ms": None}
+        wall = (time.perf_counter() - self._t0) * 1e3
+        s1 = thread_schedule()
+        cpu = wait = None
+        if self._s0 is not None and s1 is not None:
+            cpu, wait = s1[0] - self._s0[0], s1[1] - self._s0[1]
+        return {"tokens": self.tokens, "wall_ms": wall, "cpu_ms": cpu, "wait_ms": wait}
 
 
 def inject_fault(kind: str, hang: threading.Event | None = None) -> None:

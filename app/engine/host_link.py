@@ -83,6 +83,8 @@ class HostLink:
         self.send_lock = threading.Lock()
         self.rpc_lock = threading.Lock()
         self.killed_for: str | None = None
+        #: the last finished stream's decode-thread figures (``app.engine.host.DecodeClock.stop``)
+        self.last_decode: dict[str, Any] | None = None
         self.load_sent = False
         self.loaded = False
 
@@ -208,6 +210,7 @@ class HostLink:
                     deadline = deadlines.prefill_s
                 elif kind == "end":
                     ended = True
+                    self.last_decode = msg[2] if len(msg) > 2 else None
                     return
                 elif kind == "error":
                     ended = True

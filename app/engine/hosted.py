@@ -120,6 +120,13 @@ class HostedEngine:
         host = self._host
         return host.pid if host is not None and host.alive() else None
 
+    def decode_figures(self) -> dict[str, Any] | None:
+        """The host's decode thread in the last reply that ended, from its first token to its last:
+        ``{"tokens", "wall_ms", "cpu_ms", "wait_ms"}`` (``app.engine.host.DecodeClock``; benchmarks); None
+        before one."""
+        host = self._host
+        return dict(host.last_decode) if host is not None and host.last_decode is not None else None
+
     def runtime(self) -> dict[str, Any]:
         """What the model runs on in the host (``LlamaEngine.runtime``: ``cpu_variant``, ``backend``,
         ``device``, ``gpu_layers``, ``n_layers``), as of its last load; empty before one."""

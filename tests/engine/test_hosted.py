@@ -75,6 +75,11 @@ def test_the_host_streams_counts_and_fits_what_the_in_process_engine_does(engine
     theirs = [(c.text, c.n_tokens, c.finish_reason) for c in local.stream(CHAT, PARAMS, threading.Event())]
     assert ours == theirs and len(ours) > 5
     assert engine.host_pid is not None and engine.host_pid != os.getpid()
+    decode = engine.decode_figures()           # the host's decode thread, first token to last
+    assert decode is not None and decode["tokens"] == sum(c.n_tokens for c in chunks) > 0
+    if os.path.exists("/proc/thread-self/schedstat"):
+        assert decode["cpu_ms"] > 0 and decode["wait_ms"] >= 0 and decode["cpu_ms"] + decode["wait_ms"] <= \
+            decode["wall_ms"] * 1.01 + 1
     assert engine.count_tokens("<|im_end|> hello") == local.count_tokens("<|im_end|> hello")
     assert engine.prompt_tokens(CHAT) == local.prompt_tokens(CHAT)
     long = [*CHAT, {"role": "assistant", "content": "Nile. " * 300}, {"role": "user", "content": "More?"}] * 3
