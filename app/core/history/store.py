@@ -7,21 +7,20 @@ Schema versions are tracked with ``PRAGMA user_version``; ``migrate`` brings an 
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.core.conversation import Conversation, Message, MessageStatus, Role
+from app.core.conversation import Conversation, Message
 from app.core.history import folders as folder_store
 from app.core.history import timelines as timeline_store
 from app.core.history.clean import clean_text, clean_time
-from app.core.history.columns import ensure_columns, load_versions, versions_json
+from app.core.history.columns import ensure_columns, versions_json
 from app.core.history.folders import FolderInfo
 from app.core.history.recovery import (
     backup_offer,
@@ -32,6 +31,7 @@ from app.core.history.recovery import (
     recovery_notice,
     start_daily_backup,
 )
+from app.core.history.rows import MESSAGE_COLUMNS, loads, message_from_tuple, schema_module
 from app.core.history.search import SearchHit, TitleHit, ensure_search_index, has_search_index
 from app.core.history.search import search as search_messages
 from app.core.history.search import search_titles as search_chat_titles
@@ -331,10 +331,10 @@ class Store:
         row = self.db.execute("SELECT * FROM conversations WHERE id = ?", (conv_id,)).fetchone()
         if row is None:
             raise KeyError(conv_id)
-        schema = _schema()
+        schema = schema_module()
         conv = Conversation(title=clean_text(row["title"]) or "", system_prompt=clean_text(row["system_prompt"]),
                             id=row["id"], preset=clean_text(row["preset"]),
-                            params=schema.clean_params(_loads(row["params"]), f"chat {conv_id}: params"))
+                            params=schema.clean_params(loads(row["params"]), f"chat {conv_id}: params"))
         sql = f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM messages WHERE conversation_id = ? ORDER BY id"
         self.db.text_factory = str      # strict, in C: a row's text then needs no check for lone surrogates
         try:
@@ -350,7 +350,7 @@ class Store:
             rows = cur.execute(sql, (conv_id,)).fetchall()
         finally:
             self.db.text_factory = decode_utf8
-        conv.messages = [_message_from_row(r, schema) for r in rows]
+        conv.messages = [message_from_tuple(r, schema) for r in rows]
         return conv
 
     # messages ------------------------------------------------------------------------------------------
@@ -389,96 +389,6 @@ class Store:
 guard_store(Store)      # every public method: SQLite errors become HistoryError; damage is repaired, then retried
 
 
-#: The columns ``message_from_row`` reads, in this order.
-MESSAGE_COLUMNS = ("id", "role", "content", "status", "model", "params", "stop_reason", "error", "metrics",
-                   "provenance", "created", "versions")
-_ROLES = {r.value: r for r in Role}
-_STATUSES = {s.value: s for s in MessageStatus}
-
-
-class _Where:
-    """Names a stored field in log lines (formatted only when a line is written)."""
-
-    __slots__ = ("field", "mid")
-
-    def __init__(self, mid: Any, field: str) -> None:
-        self.mid, self.field = mid, field
-
-    def __str__(self) -> str:
-        return f"message {self.mid}: {self.field}"
-
-
-def _schema() -> Any:
-    """``app.core.history.schema`` (pydantic), imported when the first chat is read, not at start-up."""
-    from app.core.history import schema
-
-    return schema
-
-
-def message_from_row(r: Any) -> Message:
-    """A ``messages`` row (a sequence of ``MESSAGE_COLUMNS``, or a ``sqlite3.Row``) as a ``Message``; never raises
-    for what the row holds. Fields of the wrong type or range are left out (``app.core.history.schema``, logged);
-    a row whose role, status or text cannot be read is shown as a damaged message: status ``error`` with a
-    sentence saying what is wrong, its text kept where it has one. A reply that was still streaming when the app
-    died comes back as ``stopped``."""
-    if isinstance(r, sqlite3.Row):
-        r = tuple(r[c] for c in MESSAGE_COLUMNS)
-    return _message_from_row(r, _schema())
-
-
-def _message_from_row(r: Sequence[Any], schema: Any) -> Message:
-    """``message_from_row`` of a tuple in ``MESSAGE_COLUMNS``' order, with the schema module given (per row: no
-    import statement)."""
-    mid, role_v, content, status_v, model, params, stop_reason, error, metrics, provenance, created, versions = r
-    damaged: list[str] = []
-    role = _ROLES.get(role_v) if isinstance(role_v, str) else None
-    if role is None:
-        role = Role.ASSISTANT
-        damaged.append(f"its role {clean_text(role_v)!r} is unknown")
-    status = _STATUSES.get(status_v) if isinstance(status_v, str) else None
-    if status is None:
-        status = MessageStatus.ERROR
-        damaged.append(f"its status {clean_text(status_v)!r} is unknown")
-    if not isinstance(content, str):
-        damaged.append("its text is not text")
-        content = clean_text(content) or ""
-    if not status.final:
-        status = MessageStatus.STOPPED
-    error = clean_text(error)
-    if damaged:
-        log.warning("history: message %s is damaged: %s", mid, "; ".join(damaged))
-        status = MessageStatus.ERROR
-        error = "This message is damaged in the history file: " + "; ".join(damaged) + "."
-    m = Message(role, content, status=status, model=clean_text(model),
-                params=_cleaned(schema.clean_params, params, mid, "params"),
-                stop_reason=clean_text(stop_reason), error=error,
-                metrics=None if metrics is None else schema.clean_metrics(_loads(metrics), _Where(mid, "metrics")),
-                provenance=_cleaned(schema.clean_provenance, provenance, mid, "provenance"),
-                created=clean_time(created))
-    m.db_id = mid
-    if isinstance(versions, str):
-        load_versions(m, versions)
-        m.versions = schema.clean_versions(m.versions, _Where(mid, "versions"))
-        m.version_index = min(m.version_index, len(m.versions or []))
-    return m
-
-
-@functools.lru_cache(maxsize=512)
-def _cleaned_json(clean: Callable[..., Any], raw: str) -> Any:
-    return clean(_loads(raw), "a stored value")
-
-
-def _cleaned(clean: Callable[..., Any], raw: Any, mid: Any, field: str) -> Any:
-    """``clean(json.loads(raw))``, cached by the stored text (a chat's replies share their parameters and
-    provenance); a copy, so no two messages share one dict. None (a user message's) is None, at no cost."""
-    if raw is None:
-        return None
-    if not isinstance(raw, str):
-        return clean(_loads(raw), _Where(mid, field))
-    out = _cleaned_json(clean, raw)
-    return dict(out) if isinstance(out, dict) else out
-
-
 def _dumps(v: Any) -> str | None:
     return None if v is None else json.dumps(v)
 
@@ -492,12 +402,3 @@ def _has_folders(db: sqlite3.Connection) -> bool:
     cols = {r[1] for r in db.execute("PRAGMA table_info(conversations)")}
     has_table = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'folders'").fetchone()
     return {"pinned", "folder_id"} <= cols and has_table is not None
-
-
-def _loads(v: Any) -> Any:
-    if not isinstance(v, (str, bytes)):
-        return None
-    try:
-        return json.loads(v)
-    except (ValueError, RecursionError):
-        return None
