@@ -28,7 +28,6 @@ copies the raw code of code block N to the clipboard; ``brook-think:toggle`` fol
 from __future__ import annotations
 
 import math
-import re
 
 from PySide6.QtCore import QCoreApplication, QEvent, QMimeData, QSize, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
@@ -37,8 +36,10 @@ from PySide6.QtGui import (
     QFont,
     QGuiApplication,
     QHelpEvent,
-    QPalette,
-    QTextBlockFormat,
+    QKeyEvent,
+    QKeySequence,
+    QMouseEvent,
+    QResizeEvent,
     QTextCharFormat,
     QTextCursor,
     QTextDocument,
@@ -56,76 +57,21 @@ from app.core.render.markdown.thinking import (
 )
 from app.core.render.math_render import MathPool, default_math_pool
 from app.ui.messages.collector import freeze_startup_heap
-from app.ui.messages.formulas import formula_image, math_cache, text_with_tex
+from app.ui.messages.formulas import formula_image, math_cache
+from app.ui.messages.rich_text import (
+    RUN_BREAK_CHARS,
+    UI_FONT_FAMILIES,
+    PieceInserter,
+    break_long_runs,
+    height_for_width,
+    palette_theme,
+    selection_mime,
+    set_up_document,
+)
+from app.ui.messages.segments import SEGMENT_CHARS, SEGMENT_TABLES, Segments
 
-#: Proportional font families, with CJK fallbacks (Qt uses the first installed family that has a glyph).
-UI_FONT_FAMILIES = [
-    "Noto Sans",
-    "Segoe UI",
-    "Helvetica Neue",
-    "DejaVu Sans",
-    "Noto Sans CJK SC",
-    "Microsoft YaHei",
-    "PingFang SC",
-    "Hiragino Sans GB",
-    "WenQuanYi Micro Hei",
-]
-_DIRECT = re.compile(r"<(?:ul|ol|table)\b")
-
-#: Qt lays a run of text with no break opportunity out in time that grows much faster than its length (a word
-#: of 100,000 characters took 0.4 s, 200,000 3.3 s; with a zero-width space every 200 characters 76 and 129 ms).
-#: The view gives such runs (outside tags) a break opportunity every ``RUN_BREAK_CHARS`` characters; the
-#: renderer's HTML, the message's text and copied selections keep none.
-RUN_BREAK_CHARS = 200
-_ZWSP = "\u200b"
-_LONG_RUN = re.compile(r"(<[^>]*>)|([^\s<>&]{" + str(2 * RUN_BREAK_CHARS) + r",})")
-
-
-def _break_run(m: re.Match[str]) -> str:
-    run = m.group(2)
-    if run is None:
-        return m.group(1)
-    return _ZWSP.join(run[i:i + RUN_BREAK_CHARS] for i in range(0, len(run), RUN_BREAK_CHARS))
-
-
-def break_long_runs(html: str) -> str:
-    """``html`` with a zero-width space every ``RUN_BREAK_CHARS`` characters of any run of text without a break
-    opportunity longer than twice that (tags and entities untouched)."""
-    if len(html) < 2 * RUN_BREAK_CHARS:
-        return html
-    return _LONG_RUN.sub(_break_run, html)
-_LEAD_TAGS = re.compile(r"(?:\s*<[^>]+>)+")
-
-
-def height_for_width(view: QTextBrowser, width: int, probes: dict[int, int], lay_out_unset: bool = True) -> int:
-    """Height (px) of a document view without a scroll bar at ``width``.
-
-    At the width the shown document is laid out at, this is its height (Qt keeps it laid out at that width). Other
-    widths, which layouts probe, are measured on a copy and cached in ``probes`` (the caller clears it when the
-    document changes): laying the shown document out at a probe width would re-lay out the whole message twice
-    per tick and leave layouts with stale heights (a clipped last line, a frozen window under a pasted log).
-    ``lay_out_unset``: a document never laid out yet is laid out at ``width`` itself (its size signal then fires).
-    """
-    doc = view.document()
-    margins = view.contentsMargins()
-    extra = margins.top() + margins.bottom()
-    text_width = max(1, width - margins.left() - margins.right())
-    if doc.textWidth() == text_width or (width == view.width() and doc.textWidth() > 0 and view.isVisible()):
-        return math.ceil(doc.size().height()) + extra   # Qt lays the shown document out at the view's width
-    hit = probes.get(width)
-    if hit is not None:
-        return hit
-    if doc.textWidth() <= 0 and lay_out_unset:   # never laid out yet: lay the document itself out
-        doc.setTextWidth(text_width)
-        return math.ceil(doc.size().height()) + extra
-    probe = doc.clone()
-    probe.setTextWidth(text_width)
-    height = math.ceil(probe.size().height()) + extra
-    if len(probes) > 8:
-        probes.clear()
-    probes[width] = height
-    return height
-
+__all__ = ["RUN_BREAK_CHARS", "UI_FONT_FAMILIES", "MarkdownView", "break_long_runs", "height_for_width",
+           "palette_theme", "reply_renderer", "warm_up"]
 
 _BLANK: dict[str, IncrementalMarkdown] = {}
 
@@ -149,12 +95,6 @@ def reply_renderer(theme: str, font: QFont | None = None, dpr: float | None = No
         screen = QGuiApplication.primaryScreen()
         dpr = screen.devicePixelRatio() if screen is not None else 1.0
     return IncrementalMarkdown(theme=theme, pool=MarkdownView.lexer_pool(), math=math_cache(font, dpr))
-
-
-def palette_theme(palette: QPalette | None = None) -> str:
-    """``"dark"`` when the window colour's lightness is below 128 (of 255), else ``"light"``."""
-    pal = palette if palette is not None else QApplication.palette()
-    return "dark" if pal.color(QPalette.ColorRole.Window).lightness() < 128 else "light"
 
 
 class MarkdownView(QTextBrowser):
@@ -204,24 +144,35 @@ class MarkdownView(QTextBrowser):
         policy = QSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         policy.setHeightForWidth(True)
         self.setSizePolicy(policy)
-        font = QFont(self.font())
-        font.setFamilies(UI_FONT_FAMILIES)
-        self.document().setDefaultFont(font)
-        self.document().setDocumentMargin(4)
-        self.anchorClicked.connect(self._on_anchor)
+        set_up_document(self.document(), self.font())
+        self.anchorClicked.connect(self.open_anchor)
         self.document().documentLayout().documentSizeChanged.connect(self._on_size_changed)
+        # the view is as tall as its text (the message list scrolls): it never scrolls, so the sealed segments
+        # in its viewport stay where the live document's top margin leaves room for them
+        self.verticalScrollBar().valueChanged.connect(self._never_scroll)
         self._height = -1
         self._probe_heights: dict[int, int] = {}
-        self._fmt_cache: dict[str, tuple[QTextBlockFormat, QTextCharFormat]] = {}
+        self._inserter = PieceInserter()
+        self.segments = Segments(self, lambda: self)   # sealed segments of a long message (see .segments)
+        self._live_first = 0     # global index of the first piece in the live document (the view's own)
+        self._sealed: list[str] = []   # the pieces painted in sealed segments (global indices < _live_first)
         self._expanded = True  # thinking section shown while the model reasons
         self._later_expanded = False  # reasoning sections inside the answer: folded
-        self.pieces_inserted = 0  # top-level pieces inserted into the document so far (public counter)
-        self.html_chars_inserted = 0  # and their HTML length (what a refresh cost in insertHtml)
         self._user_toggled = False
         self.placeholder = False  # plain text shown until the full render (show_placeholder)
         self._catching_up = False  # a re-made streaming view renders the text so far behind its preview
         self._reset_state()
         self._version = self.renderer.version
+
+    @property
+    def pieces_inserted(self) -> int:
+        """Top-level pieces inserted into the view's documents so far (a public counter)."""
+        return self._inserter.pieces_inserted
+
+    @property
+    def html_chars_inserted(self) -> int:
+        """The HTML length of those pieces (what refreshes cost in ``insertHtml``)."""
+        return self._inserter.html_chars_inserted
 
     # -- public API ----------------------------------------------------------------------------------------
 
@@ -262,7 +213,8 @@ class MarkdownView(QTextBrowser):
             return False  # reasoning folded: nothing to show until the answer starts
         active = md.thinking if thinking_active else md
         assert active is not None
-        self._patch(active.stable_blocks, active.tail_blocks, dim=thinking_active)
+        self._patch(active.stable_blocks, active.tail_blocks, dim=thinking_active,
+                    tail_final=0 if thinking_active else md.tail_final_pieces)
         return True
 
     def finish(self) -> None:
@@ -386,19 +338,57 @@ class MarkdownView(QTextBrowser):
     def createMimeDataFromSelection(self) -> QMimeData:
         """The selection as text, with each formula's TeX where the document holds its image (Qt's own text has
         an object character there)."""
-        data = super().createMimeDataFromSelection()
-        cursor = self.textCursor()
-        text = text_with_tex(self.document(), cursor.selectionStart(), cursor.selectionEnd())
-        if text is None:
-            if _ZWSP not in data.text():
-                return data
-            text = data.text()
-        text = text.replace(_ZWSP, "")          # the break opportunities the view added (break_long_runs)
-        out = QMimeData()              # Qt's own computes its text from the document on demand: a fresh one
-        out.setText(text)
-        if data.hasHtml():
-            out.setHtml(data.html())
-        return out
+        return selection_mime(self, super().createMimeDataFromSelection())
+
+    # -- text across segments ------------------------------------------------------------------------------
+
+    def toPlainText(self) -> str:
+        """The whole message's text, sealed segments included (as one document's plain text)."""
+        if not len(self.segments):
+            return super().toPlainText()
+        return self.segments.plain_text()
+
+    def documents(self) -> list[QTextDocument]:
+        """The message's documents, top to bottom: the sealed segments', then the live one (``document()``)."""
+        return [v.document() for v in self.segments.views()]
+
+    def has_selection(self) -> bool:
+        """Whether any part of the message (a sealed segment or the live document) has selected text."""
+        return self.segments.has_selection()
+
+    def selectAll(self) -> None:
+        """Select the whole message, sealed segments included."""
+        if not len(self.segments):
+            super().selectAll()
+            return
+        self.segments.select_all()
+
+    def copy(self) -> None:
+        """Copy the selection (across sealed segments too) to the clipboard."""
+        if not len(self.segments):
+            super().copy()
+            return
+        text = self.segments.selected_text()
+        if text:
+            QGuiApplication.clipboard().setText(text)
+
+    def keyPressEvent(self, e: QKeyEvent) -> None:
+        if len(self.segments) and e.matches(QKeySequence.StandardKey.Copy):
+            self.copy()
+        elif len(self.segments) and e.matches(QKeySequence.StandardKey.SelectAll):
+            self.selectAll()
+        else:
+            super().keyPressEvent(e)
+
+    def mousePressEvent(self, e: QMouseEvent) -> None:
+        if len(self.segments):
+            self.segments.clear_selections(keep=self)
+        super().mousePressEvent(e)
+
+    def mouseMoveEvent(self, e: QMouseEvent) -> None:
+        super().mouseMoveEvent(e)
+        if len(self.segments) and e.buttons() & Qt.MouseButton.LeftButton:
+            self.segments.drag_to(self, e.position().toPoint())
 
     def _poll_highlights(self) -> None:
         """Pick up code colours the lexer pool delivered (the stream may have ended: nobody else refreshes)."""
@@ -441,7 +431,46 @@ class MarkdownView(QTextBrowser):
         return True
 
     def heightForWidth(self, width: int) -> int:
-        return height_for_width(self, width, self._probe_heights)
+        if not len(self.segments):
+            return height_for_width(self, width, self._probe_heights)
+        hit = self._probe_heights.get(width)
+        if hit is not None:
+            return hit
+        doc = self.document()
+        margins = self.contentsMargins()
+        text_width = max(1, width - margins.left() - margins.right())
+        if doc.textWidth() == text_width:
+            height = math.ceil(doc.size().height())      # the segments are its top margin
+        else:
+            probe = doc.clone()
+            fmt = probe.rootFrame().frameFormat()
+            fmt.setTopMargin(0)
+            probe.rootFrame().setFrameFormat(fmt)
+            probe.setTextWidth(text_width)
+            height = math.ceil(probe.size().height()) + self.segments.height_at(text_width)
+        height += margins.top() + margins.bottom()
+        if len(self._probe_heights) > 8:
+            self._probe_heights.clear()
+        self._probe_heights[width] = height
+        return height
+
+    def resizeEvent(self, e: QResizeEvent) -> None:
+        super().resizeEvent(e)
+        if len(self.segments):
+            self._place_segments()
+
+    def _never_scroll(self, value: int) -> None:
+        if value:
+            self.verticalScrollBar().setValue(0)
+
+    def _place_segments(self) -> None:
+        """Lay the sealed segments out at the viewport's width and make the live document start below them."""
+        height = self.segments.place(self.viewport().width())
+        root = self.document().rootFrame()
+        fmt = root.frameFormat()
+        if fmt.topMargin() != height:
+            fmt.setTopMargin(height)
+            root.setFrameFormat(fmt)
 
     def sizeHint(self) -> QSize:
         width = self.width() if self.width() > 0 else 400
@@ -468,66 +497,73 @@ class MarkdownView(QTextBrowser):
         self._stable_pieces = []  # their pieces (append-only, never change)
         self._base = 0  # document position where the active renderer's pieces start
         self._base_prev = ""  # HTML inserted just before them (decides how the first piece is inserted)
-        self._painted: list[str] = []  # pieces now in the document …
-        self._starts: list[int] = []  # … and the position where each one starts
+        self._painted: list[str] = []  # pieces now in the live document …
+        self._starts: list[int] = []  # … the position where each one starts …
+        self._cum: list[tuple[int, int]] = []  # … and the HTML characters and tables up to its end
         self._n_frozen = 0  # leading painted pieces that are stable (not compared again)
         self._version = -1
+        self._drop_segments(0)
 
-    def _block_formats(self, html: str) -> tuple[QTextBlockFormat, QTextCharFormat]:
-        """Format of the first block ``html`` makes, cached by its leading tags — and by whether it makes more
-        than one block: a one-line ``<pre>`` piece's first block is also its last and carries the bottom margin,
-        which a multi-line piece's first line must not (a white band between code lines)."""
-        m = _LEAD_TAGS.match(html)
-        multi = False
-        if html.startswith("<pre"):
-            body = html[html.index(">") + 1 : html.rindex("</pre>")]
-            body = body[1:] if body.startswith("\n") else body      # the newline a reader drops after <pre>
-            multi = "\n" in (body[:-1] if body.endswith("\n") else body)
-        key = (m.group(0) if m else "") + ("|multi" if multi else "")
-        hit = self._fmt_cache.get(key)
-        if hit is None:
-            tmp = QTextDocument()
-            tmp.setDefaultFont(self.document().defaultFont())
-            tmp.setHtml(html)
-            block = tmp.begin()
-            hit = (QTextBlockFormat(block.blockFormat()), QTextCharFormat(block.charFormat()))
-            self._fmt_cache[key] = hit
-        return hit
+    def _drop_segments(self, k: int) -> None:
+        """Remove sealed segments ``k``… (and the live document's pieces): the pieces from segment ``k``'s first
+        on are to be inserted again, into the live document."""
+        if k >= len(self.segments) and (k > 0 or not self._live_first):
+            return
+        first = self.segments.items[k].first if k < len(self.segments) else self._live_first
+        self.segments.drop(k)
+        del self._sealed[first:]
+        self._live_first = first
+        self._painted = []
+        self._starts = []
+        self._cum = []
+        self.document().clear()
+        if len(self.segments):
+            self._place_segments()
+
+    def _full_at(self) -> int:
+        """The first local index ``b`` ≥ 1 such that the live pieces before it are enough for a segment (see
+        :mod:`.segments`: HTML characters or tables), else -1. Depends only on the pieces, so a streamed message
+        and a loaded one are cut into the same segments."""
+        for b, (chars, tables) in enumerate(self._cum, 1):
+            if _segment_full(chars, tables):
+                return b
+        return -1
+
+    def _seal(self) -> None:
+        """The live document (all its pieces finished) becomes a sealed segment; a fresh one goes on."""
+        old = self.document()
+        old.documentLayout().documentSizeChanged.disconnect(self._on_size_changed)
+        self.segments.seal(self._live_first, old)
+        self._sealed.extend(self._painted)
+        self._live_first += len(self._painted)
+        self._painted = []
+        self._starts = []
+        self._cum = []
+        self._base, self._base_prev = 0, ""
+        doc = QTextDocument(self)
+        set_up_document(doc, old.defaultFont())
+        self.setDocument(doc)
+        doc.documentLayout().documentSizeChanged.connect(self._on_size_changed)
+        self._place_segments()
 
     def _insert_piece(self, cursor: QTextCursor, html: str, prev: str) -> None:
         """Insert one top-level block's HTML at ``cursor`` (the end of the content so far); a later reasoning
         section's content only while unfolded."""
-        html = break_long_runs(fold_later_thinking(html, self._later_expanded).strip())
-        if not html:
-            return
-        self.pieces_inserted += 1
-        self.html_chars_inserted += len(html)
-        if cursor.position() == 0 and self.document().characterCount() <= 1:
-            cursor.insertHtml(html)
-            return
-        after_table = prev.rstrip().endswith("</table>") and cursor.block().length() == 1
-        if _DIRECT.match(html):
-            if after_table:
-                cursor.setBlockFormat(QTextBlockFormat())
-            elif cursor.currentList() is not None:
-                # right after a list, a list's first item would join the last item ("☐ todoplain")
-                cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
-            cursor.insertHtml(html)  # lists and tables start a new block by themselves
-            return
-        block_fmt, char_fmt = self._block_formats(html)
-        if after_table:
-            cursor.setBlockFormat(block_fmt)  # reuse the empty block Qt keeps after a table
-        else:
-            cursor.insertBlock(block_fmt, char_fmt)
-        if not html.startswith("<hr"):
-            cursor.insertHtml(html)
+        self._inserter.insert(cursor, break_long_runs(fold_later_thinking(html, self._later_expanded).strip()), prev)
 
-    def _patch(self, stable: list[str], tail: list[str], dim: bool) -> None:
+    def _patch(self, stable: list[str], tail: list[str], dim: bool, tail_final: int = 0) -> None:
         doc = self.document()
         sel = self.textCursor()
         saved = (sel.anchor(), sel.position(), sel.selectedText()) if sel.hasSelection() else None
-        self._patch_document(stable, tail, dim)
-        if saved is not None and not self.textCursor().hasSelection():
+        self._patch_document(stable, tail, dim, tail_final)
+        if saved is not None and self.document() is not doc:
+            view = next((seg.view for seg in self.segments.items if seg.view.document() is doc), None)
+            if view is not None:          # the document was sealed: its selection goes with it
+                cur = QTextCursor(doc)
+                cur.setPosition(saved[0])
+                cur.setPosition(saved[1], QTextCursor.MoveMode.KeepAnchor)
+                view.setTextCursor(cur)
+        elif saved is not None and not self.textCursor().hasSelection():
             # The selection touched the replaced tail; restore it when the same text is still there.
             anchor, pos, text = saved
             if max(anchor, pos) < doc.characterCount():
@@ -537,10 +573,14 @@ class MarkdownView(QTextBrowser):
                 if cur.selectedText() == text:
                     self.setTextCursor(cur)
 
-    def _patch_document(self, stable: list[str], tail: list[str], dim: bool) -> None:
-        """Make the document show ``stable + tail``: keep the painted pieces that did not change, re-insert the rest.
+    def _patch_document(self, stable: list[str], tail: list[str], dim: bool, tail_final: int = 0) -> None:
+        """Make the view show ``stable + tail``: keep the painted pieces that did not change, re-insert the rest.
 
         Stable pieces never change, so only the pieces after the last stable one painted are compared (O(tail)).
+        Pieces are numbered over the whole message: those before ``_live_first`` are in sealed segments (a
+        change there, formula images or code colours arriving, re-inserts from that segment's first piece).
+        While inserting, a live document that is full and holds only finished pieces is sealed: stable ones and
+        the first ``tail_final`` of the tail (the renderer's ``tail_final_pieces``: an open table's row groups).
         """
         for html in stable[self._n_stable :]:
             self._stable_pieces.extend(html.split(PIECE))
@@ -548,26 +588,43 @@ class MarkdownView(QTextBrowser):
         spieces = self._stable_pieces
         tpieces = [p for html in tail for p in html.split(PIECE)]
         n_new = len(spieces) + len(tpieces)
-        painted = self._painted
         n_s = len(spieces)
+        n_fixed = n_s + min(tail_final, len(tpieces))
 
         def new(j: int) -> str:
             return spieces[j] if j < n_s else tpieces[j - n_s]
 
+        def painted_at(j: int) -> str:
+            return self._sealed[j] if j < self._live_first else self._painted[j - self._live_first]
+
+        n_painted = self._live_first + len(self._painted)
         i = self._n_frozen
-        limit = min(len(painted), n_new)
-        while i < limit and painted[i] == new(i):
+        limit = min(n_painted, n_new)
+        while i < limit and painted_at(i) == new(i):
             i += 1
         self._n_frozen = n_s
-        if i == len(painted) == n_new:
+        b = self._full_at() if not dim else -1
+        if 0 < b < len(self._painted) and self._live_first + b <= n_fixed:
+            i = min(i, self._live_first + b)    # a segment ends there: cut the live document at its end
+        if i == n_painted == n_new:
             return
+        if i < self._live_first:
+            k = self.segments.index_of(i)
+            if k == 0 and self._has_header:
+                self._rebuild()          # the reasoning header is in the first segment: build it all again
+                return
+            self._drop_segments(k)
+            i = self._live_first
         doc = self.document()
-        start = self._starts[i] if i < len(painted) else doc.characterCount() - 1
+        local = i - self._live_first
+        start = self._starts[local] if local < len(self._painted) else doc.characterCount() - 1
         cursor = QTextCursor(doc)
         cursor.beginEditBlock()
         try:
             if start <= 0:
                 doc.clear()  # start from a pristine first block
+                if len(self.segments):
+                    self._place_segments()
                 cursor = QTextCursor(doc)
                 start = 0
             else:
@@ -577,14 +634,25 @@ class MarkdownView(QTextBrowser):
                 cursor.removeSelectedText()
                 if cursor.blockFormat() != kept:   # format of the removed block after it (a rule's margins);
                     cursor.setBlockFormat(kept)    # setting it unconditionally costs a re-layout every tick
-            del painted[i:]
-            del self._starts[i:]
-            prev = painted[-1] if painted else self._base_prev
+            del self._painted[local:]
+            del self._starts[local:]
+            del self._cum[local:]
+            prev = self._painted[-1] if self._painted else (self._sealed[-1] if self._sealed and i > 0
+                                                            else self._base_prev)
             for j in range(i, n_new):
                 html = new(j)
+                if not dim and j <= n_fixed and self._cum and _segment_full(*self._cum[-1]):
+                    cursor.endEditBlock()
+                    self._seal()         # pieces before j are finished: they move into a segment
+                    doc = self.document()
+                    cursor = QTextCursor(doc)
+                    cursor.beginEditBlock()
+                    start = 0
                 self._starts.append(cursor.position())
                 self._insert_piece(cursor, html, prev)
-                painted.append(html)
+                chars, tables = self._cum[-1] if self._cum else (0, 0)
+                self._cum.append((chars + len(html), tables + html.count("<table")))
+                self._painted.append(html)
                 prev = html
             if dim:
                 self._dim(start, cursor.position())
@@ -649,21 +717,8 @@ class MarkdownView(QTextBrowser):
     def anchor_texts(self, href: str) -> list[str]:
         """The shown texts of every link to ``href`` in the view (a link split by bold or code is one text)."""
         out: list[str] = []
-        block = self.document().firstBlock()
-        while block.isValid():
-            run: list[str] = []
-            it = block.begin()
-            while not it.atEnd():
-                frag = it.fragment()
-                if frag.isValid() and frag.charFormat().anchorHref() == href:
-                    run.append(frag.text())
-                elif run:
-                    out.append("".join(run))
-                    run = []
-                it += 1
-            if run:
-                out.append("".join(run))
-            block = block.next()
+        for view in self.segments.views():
+            out.extend(_anchor_texts(view.document(), href))
         return out
 
     def viewportEvent(self, e: QEvent) -> bool:
@@ -675,7 +730,8 @@ class MarkdownView(QTextBrowser):
                 return True
         return super().viewportEvent(e)
 
-    def _on_anchor(self, url: QUrl) -> None:
+    def open_anchor(self, url: QUrl) -> None:
+        """A link in the message was clicked (in the view or a sealed segment): see the module docstring."""
         scheme = url.scheme().lower()
         if is_safe_url(url.toString()):
             href = url.toString()
@@ -696,7 +752,33 @@ class MarkdownView(QTextBrowser):
         # anything else: ignored (inert)
 
     def setSource(self, url: QUrl, *args: object) -> None:
-        """Never navigate inside the view (links go through :meth:`_on_anchor`)."""
+        """Never navigate inside the view (links go through :meth:`open_anchor`)."""
+
+
+def _segment_full(chars: int, tables: int) -> bool:
+    """Whether pieces of ``chars`` HTML characters and ``tables`` tables fill a segment."""
+    return chars >= SEGMENT_CHARS or tables >= SEGMENT_TABLES
+
+
+def _anchor_texts(doc: QTextDocument, href: str) -> list[str]:
+    """The texts of every link to ``href`` in ``doc`` (a link split by bold or code is one text)."""
+    out: list[str] = []
+    block = doc.firstBlock()
+    while block.isValid():
+        run: list[str] = []
+        it = block.begin()
+        while not it.atEnd():
+            frag = it.fragment()
+            if frag.isValid() and frag.charFormat().anchorHref() == href:
+                run.append(frag.text())
+            elif run:
+                out.append("".join(run))
+                run = []
+            it += 1
+        if run:
+            out.append("".join(run))
+        block = block.next()
+    return out
 
 
 def warm_up() -> None:

@@ -172,6 +172,15 @@ class MarkdownStream:
         return "".join(self._tail_parts)
 
     @property
+    def tail_final_pieces(self) -> int:
+        """How many leading pieces of the tail (its blocks split at ``PIECE``) are final: they are the pieces the
+        finished render will have there. An open top-level table's row groups but its last two (their rows are
+        complete and more rows follow; the column widths are known); 0 for any other tail."""
+        if self._table is None or self._table.widths is None:
+            return 0
+        return max(0, len(self._table.pieces) - 2)
+
+    @property
     def html(self) -> str:
         """``"".join(stable_blocks) + tail_html``."""
         return "".join(self._stable) + self.tail_html

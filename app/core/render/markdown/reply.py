@@ -225,6 +225,11 @@ class IncrementalMarkdown:
         return self._answer.tail_blocks
 
     @property
+    def tail_final_pieces(self) -> int:
+        """Leading pieces of the answer's tail that are final (see :attr:`MarkdownStream.tail_final_pieces`)."""
+        return self._answer.tail_final_pieces
+
+    @property
     def rows_rendered(self) -> int:
         """Table rows rendered so far by the answer and the reasoning section (a public counter)."""
         return self._answer.rows_rendered + (self.thinking.rows_rendered if self.thinking is not None else 0)

@@ -1,0 +1,152 @@
+"""Sealed segments (``app.ui.messages.segments``): a long message is cut into finished documents, so the document
+being patched stays small, while its text, height, selection, copy and links are those of one message."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QPoint, QPointF, Qt, QUrl
+from PySide6.QtGui import QDesktopServices, QGuiApplication, QTextCursor
+from PySide6.QtTest import QTest
+
+from app.ui.messages.markdown_view import MarkdownView
+from app.ui.messages.segments import SEGMENT_TABLES
+
+
+def _long_reply(corpus_dir: Path) -> str:
+    parts = [p.read_text("utf-8") for p in sorted((corpus_dir / "answers").glob("*.md"))
+             if p.name[:2] not in ("05", "06", "10")]      # no leading reasoning section, no formulas
+    return "\n\n".join(parts * 2)
+
+
+def _settle(qtbot, view: MarkdownView) -> None:
+    def done() -> bool:
+        view.refresh()
+        return not view.renderer.highlights_pending
+    qtbot.waitUntil(done, timeout=120_000)
+
+
+def _live_tables(view: MarkdownView) -> int:
+    return len(view.document().rootFrame().childFrames())
+
+
+def test_a_long_streamed_reply_is_sealed_and_the_live_document_stays_small(qtbot, corpus_dir) -> None:
+    text = _long_reply(corpus_dir)
+    warm = MarkdownView(theme="light")          # the lexer pool running: code waits for its colours briefly
+    qtbot.addWidget(warm)
+    warm.set_text("```python\nx = 1\n```\n")
+    _settle(qtbot, warm)
+    view = MarkdownView(theme="light")
+    qtbot.addWidget(view)
+    view.resize(700, 400)
+    most = 0
+    for i in range(0, len(text), 64):
+        view.append_text(text[i:i + 64])
+        view.refresh()
+        most = max(most, _live_tables(view))
+    view.finish()
+    _settle(qtbot, view)
+    once = MarkdownView(theme="light")
+    qtbot.addWidget(once)
+    once.resize(700, 400)
+    once.set_text(text)
+    _settle(qtbot, once)
+    assert len(view.segments) >= 3
+    assert most <= 3 * SEGMENT_TABLES     # bounded (a segment, and code waiting for its colours in the tail)
+    total = sum(len(d.rootFrame().childFrames()) for d in view.documents())
+    assert total > 3 * SEGMENT_TABLES
+    assert view.toPlainText() == once.toPlainText()
+    assert [s.first for s in view.segments.items] == [s.first for s in once.segments.items]   # same cuts
+
+
+def test_segments_stack_into_one_height_and_follow_the_width(qtbot, corpus_dir) -> None:
+    view = MarkdownView(theme="light")
+    qtbot.addWidget(view)
+    view.resize(700, 400)
+    view.set_text(_long_reply(corpus_dir))
+    view.show()
+    qtbot.waitExposed(view)
+    segs = view.segments.items
+    assert len(segs) >= 3
+    tops = [s.view.geometry().top() for s in segs]
+    bottoms = [s.view.geometry().bottom() + 1 for s in segs]
+    assert tops[0] == 0 and tops[1:] == bottoms[:-1]           # one under the other, no gap, no overlap
+    live_top = view.document().rootFrame().frameFormat().topMargin()
+    assert live_top == bottoms[-1]
+    h700 = view.heightForWidth(700)
+    assert h700 == round(view.document().size().height())      # the live document, the segments its margin
+    assert bottoms[-1] < h700 < bottoms[-1] + 3000
+    narrow = view.heightForWidth(400)                          # a probe width: measured on copies
+    assert narrow > h700
+    view.resize(400, 400)
+    qtbot.waitUntil(lambda: view.segments.items[0].view.width() == view.viewport().width())
+    assert abs(view.heightForWidth(400) - narrow) <= 2
+
+
+def test_select_all_and_copy_cover_every_segment(qtbot, corpus_dir) -> None:
+    view = MarkdownView(theme="light")
+    qtbot.addWidget(view)
+    view.resize(700, 400)
+    view.set_text(_long_reply(corpus_dir))
+    assert len(view.segments) >= 2
+    view.selectAll()
+    assert view.has_selection()
+    view.copy()
+    copied = QGuiApplication.clipboard().text()
+    assert copied.strip() == view.toPlainText().replace("\u200b", "").strip()
+    first = view.segments.items[0].view
+    cur = QTextCursor(first.document())
+    cur.setPosition(0)
+    first.setTextCursor(cur)                   # a click somewhere else clears the other selections
+    view.segments.clear_selections(keep=first)
+    assert not view.has_selection()
+
+
+def test_a_drag_from_one_segment_into_the_next_selects_across(qtbot, corpus_dir) -> None:
+    view = MarkdownView(theme="light")
+    qtbot.addWidget(view)
+    view.resize(700, 400)
+    view.set_text(_long_reply(corpus_dir))
+    view.show()
+    qtbot.waitExposed(view)
+    a, b = view.segments.items[0].view, view.segments.items[1].view
+    QTest.mousePress(a, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, QPoint(5, 5))
+    inside_b = b.geometry().top() + b.height() // 2
+    view.segments.drag_to(a, QPoint(40, inside_b))
+    assert a.textCursor().hasSelection() and b.textCursor().hasSelection()
+    text = view.segments.selected_text()
+    tail_of_a = a.document().toPlainText()[-20:]
+    assert tail_of_a.strip() and tail_of_a.strip() in text
+    assert not view.textCursor().hasSelection()        # the live document is below the drag's end
+
+
+def test_a_link_in_a_sealed_segment_opens_through_the_view(qtbot, monkeypatch) -> None:
+    opened: list[str] = []
+    monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: opened.append(url.toString()) or True)
+    filler = "".join(f"Paragraph {i} with some words to fill the segment up quickly.\n\n" for i in range(200))
+    view = MarkdownView(theme="light")
+    qtbot.addWidget(view)
+    view.resize(700, 400)
+    view.set_text("See [the site](https://example.org/a) now.\n\n" + filler)
+    view.show()
+    qtbot.waitExposed(view)
+    seg = view.segments.items[0].view
+    doc = seg.document()
+    block = doc.begin()
+    it = block.begin()
+    x = None
+    while not it.atEnd():
+        frag = it.fragment()
+        if frag.charFormat().anchorHref():
+            line = block.layout().lineForTextPosition(frag.position() - block.position())
+            x = line.cursorToX(frag.position() - block.position() + 2)[0]
+            break
+        it += 1
+    assert x is not None
+    rect = doc.documentLayout().blockBoundingRect(block)
+    pos = QPointF(rect.left() + x, rect.top() + rect.height() / 2).toPoint()
+    assert seg.anchorAt(pos) == "https://example.org/a"
+    QTest.mouseClick(seg, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, pos)
+    assert opened == ["https://example.org/a"]
+    assert view.anchor_texts("https://example.org/a") == ["the site"]
+    assert QUrl(opened[0]).scheme() == "https"
