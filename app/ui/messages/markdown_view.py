@@ -1,74 +1,48 @@
 """MarkdownView: the widget that shows one message's rendered markdown and patches it while it streams.
 
 The view owns an :class:`~app.core.render.markdown.IncrementalMarkdown`. :meth:`MarkdownView.append_text` only feeds
-it; :meth:`MarkdownView.refresh` (called once per UI tick) patches the ``QTextDocument`` in place, piece by
-piece: every block's HTML is a concatenation of *pieces* separated by :data:`~app.core.render.markdown.PIECE` (a code
-block's header and each group of its lines, each row group of a long table, …). The view remembers the pieces it
-painted and where each one starts; a refresh skips the painted pieces that are unchanged (stable pieces are
-never compared again, and a tail block that became stable unchanged is not re-inserted), removes the document
-from the first differing piece to the end and inserts the rest. Qt re-lays out a whole ``QTextTable`` on any
-change, so keeping the changed pieces small (a row group, a few code lines) keeps every tick cheap. The whole
-message is never re-set with ``setHtml`` while streaming and the user's selection survives (it only collapses
-if it lies inside a replaced piece, and is restored when the same text is still there).
-
-Each block's HTML is inserted with the same procedure whether it streams in or a finished message is loaded
-with :meth:`MarkdownView.set_text`, so both give the same document.
+it; :meth:`MarkdownView.refresh` (called once per UI tick) has the view show what changed: the reasoning section's
+header and fold, the phase (reasoning or answer), and the answer's blocks, which :class:`~.patched_view.PatchedView`
+patches into the document piece by piece (a long message in sealed segments, :mod:`.segments`). The whole
+message is never re-set with ``setHtml`` while streaming. Each block's HTML is inserted with the same procedure
+whether it streams in or a finished message is loaded with :meth:`MarkdownView.set_text`, so both give the same
+document.
 
 Formulas are images the math pool (:mod:`app.core.render.math_render`, a worker process) draws at the screen's
 device pixel ratio in the theme's text colour; :meth:`MarkdownView.loadResource` hands Qt the image an
 ``<img src="brook-math:…">`` names (so the HTML stays small: no ``data:`` URI), and a copied selection holds the
 formula's TeX (``$…$``), not an object character. Until the image is known the formula shows as TeX.
 
-Links: only ``http``/``https``/``mailto`` are opened (by the desktop, never inside the view), after asking when
-the link's text names another address (``links.misleading``); a link's tooltip is its real target; ``brook-copy:N``
-copies the raw code of code block N to the clipboard; ``brook-think:toggle`` folds the reasoning section,
-``brook-think:later`` the reasoning sections inside the answer (folded at first); anything else is ignored.
+Links follow :mod:`.view_links` (what is opened, asked about, copied, folded).
 """
 
 from __future__ import annotations
 
-import math
-
-from PySide6.QtCore import QCoreApplication, QEvent, QMimeData, QSize, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QEvent, QMimeData, Qt, QTimer, QUrl
 from PySide6.QtGui import (
-    QColor,
-    QDesktopServices,
     QFont,
     QGuiApplication,
-    QHelpEvent,
-    QKeyEvent,
-    QKeySequence,
-    QMouseEvent,
-    QResizeEvent,
-    QTextCharFormat,
     QTextCursor,
-    QTextDocument,
 )
-from PySide6.QtWidgets import QApplication, QFrame, QSizePolicy, QTextBrowser, QToolTip, QWidget
+from PySide6.QtWidgets import QApplication, QFrame, QSizePolicy, QTextBrowser, QWidget
 
 from app.core.render.lexer_pool import LexerPool, default_pool
 from app.core.render.markdown import PIECE, IncrementalMarkdown
-from app.core.render.markdown.links import COPY_SCHEME, THINK_SCHEME, is_safe_url, misleading
 from app.core.render.markdown.thinking import (
-    LATER_TOGGLE,
-    THINK_DIM,
-    fold_later_thinking,
     thinking_header_html,
 )
 from app.core.render.math_render import MathPool, default_math_pool
 from app.ui.messages.collector import freeze_startup_heap
 from app.ui.messages.formulas import formula_image, math_cache
+from app.ui.messages.patched_view import PatchedView
 from app.ui.messages.rich_text import (
     RUN_BREAK_CHARS,
     UI_FONT_FAMILIES,
-    PieceInserter,
     break_long_runs,
     height_for_width,
     palette_theme,
     selection_mime,
-    set_up_document,
 )
-from app.ui.messages.segments import SEGMENT_CHARS, SEGMENT_TABLES, Segments
 
 __all__ = ["RUN_BREAK_CHARS", "UI_FONT_FAMILIES", "MarkdownView", "break_long_runs", "height_for_width",
            "palette_theme", "reply_renderer", "warm_up"]
@@ -97,7 +71,7 @@ def reply_renderer(theme: str, font: QFont | None = None, dpr: float | None = No
     return IncrementalMarkdown(theme=theme, pool=MarkdownView.lexer_pool(), math=math_cache(font, dpr))
 
 
-class MarkdownView(QTextBrowser):
+class MarkdownView(PatchedView):
     """Read-only rich-text view of one message, patched incrementally while the reply streams.
 
     ``theme`` is ``"light"``, ``"dark"`` or None (follow the palette, also when it changes while the app runs).
@@ -106,10 +80,6 @@ class MarkdownView(QTextBrowser):
     and :attr:`heightChanged` (pixels) is emitted when it changes, so the view sits in a scroll area of messages.
     """
 
-    heightChanged = Signal(int)
-    _n_stable: int          # stable blocks of the active renderer already split into pieces
-    _n_frozen: int          # leading painted pieces that are stable (not compared again)
-    _stable_pieces: list[str]
     #: Milliseconds between looks at the lexer pool while code colours are pending (after the stream ended).
     HIGHLIGHT_POLL_MS = 40
 
@@ -144,18 +114,7 @@ class MarkdownView(QTextBrowser):
         policy = QSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         policy.setHeightForWidth(True)
         self.setSizePolicy(policy)
-        set_up_document(self.document(), self.font())
         self.anchorClicked.connect(self.open_anchor)
-        self.document().documentLayout().documentSizeChanged.connect(self._on_size_changed)
-        # the view is as tall as its text (the message list scrolls): it never scrolls, so the sealed segments
-        # in its viewport stay where the live document's top margin leaves room for them
-        self.verticalScrollBar().valueChanged.connect(self._never_scroll)
-        self._height = -1
-        self._probe_heights: dict[int, int] = {}
-        self._inserter = PieceInserter()
-        self.segments = Segments(self, lambda: self)   # sealed segments of a long message (see .segments)
-        self._live_first = 0     # global index of the first piece in the live document (the view's own)
-        self._sealed: list[str] = []   # the pieces painted in sealed segments (global indices < _live_first)
         self._expanded = True  # thinking section shown while the model reasons
         self._later_expanded = False  # reasoning sections inside the answer: folded
         self._user_toggled = False
@@ -163,16 +122,6 @@ class MarkdownView(QTextBrowser):
         self._catching_up = False  # a re-made streaming view renders the text so far behind its preview
         self._reset_state()
         self._version = self.renderer.version
-
-    @property
-    def pieces_inserted(self) -> int:
-        """Top-level pieces inserted into the view's documents so far (a public counter)."""
-        return self._inserter.pieces_inserted
-
-    @property
-    def html_chars_inserted(self) -> int:
-        """The HTML length of those pieces (what refreshes cost in ``insertHtml``)."""
-        return self._inserter.html_chars_inserted
 
     # -- public API ----------------------------------------------------------------------------------------
 
@@ -340,56 +289,6 @@ class MarkdownView(QTextBrowser):
         an object character there)."""
         return selection_mime(self, super().createMimeDataFromSelection())
 
-    # -- text across segments ------------------------------------------------------------------------------
-
-    def toPlainText(self) -> str:
-        """The whole message's text, sealed segments included (as one document's plain text)."""
-        if not len(self.segments):
-            return super().toPlainText()
-        return self.segments.plain_text()
-
-    def documents(self) -> list[QTextDocument]:
-        """The message's documents, top to bottom: the sealed segments', then the live one (``document()``)."""
-        return [v.document() for v in self.segments.views()]
-
-    def has_selection(self) -> bool:
-        """Whether any part of the message (a sealed segment or the live document) has selected text."""
-        return self.segments.has_selection()
-
-    def selectAll(self) -> None:
-        """Select the whole message, sealed segments included."""
-        if not len(self.segments):
-            super().selectAll()
-            return
-        self.segments.select_all()
-
-    def copy(self) -> None:
-        """Copy the selection (across sealed segments too) to the clipboard."""
-        if not len(self.segments):
-            super().copy()
-            return
-        text = self.segments.selected_text()
-        if text:
-            QGuiApplication.clipboard().setText(text)
-
-    def keyPressEvent(self, e: QKeyEvent) -> None:
-        if len(self.segments) and e.matches(QKeySequence.StandardKey.Copy):
-            self.copy()
-        elif len(self.segments) and e.matches(QKeySequence.StandardKey.SelectAll):
-            self.selectAll()
-        else:
-            super().keyPressEvent(e)
-
-    def mousePressEvent(self, e: QMouseEvent) -> None:
-        if len(self.segments):
-            self.segments.clear_selections(keep=self)
-        super().mousePressEvent(e)
-
-    def mouseMoveEvent(self, e: QMouseEvent) -> None:
-        super().mouseMoveEvent(e)
-        if len(self.segments) and e.buttons() & Qt.MouseButton.LeftButton:
-            self.segments.drag_to(self, e.position().toPoint())
-
     def _poll_highlights(self) -> None:
         """Pick up code colours the lexer pool delivered (the stream may have ended: nobody else refreshes)."""
         self.refresh()
@@ -425,247 +324,6 @@ class MarkdownView(QTextBrowser):
         self._later_expanded = not self._later_expanded
         self._rebuild()
 
-    # -- size ----------------------------------------------------------------------------------------------
-
-    def hasHeightForWidth(self) -> bool:
-        return True
-
-    def heightForWidth(self, width: int) -> int:
-        if not len(self.segments):
-            return height_for_width(self, width, self._probe_heights)
-        hit = self._probe_heights.get(width)
-        if hit is not None:
-            return hit
-        doc = self.document()
-        margins = self.contentsMargins()
-        text_width = max(1, width - margins.left() - margins.right())
-        if doc.textWidth() == text_width:
-            height = math.ceil(doc.size().height())      # the segments are its top margin
-        else:
-            probe = doc.clone()
-            fmt = probe.rootFrame().frameFormat()
-            fmt.setTopMargin(0)
-            probe.rootFrame().setFrameFormat(fmt)
-            probe.setTextWidth(text_width)
-            height = math.ceil(probe.size().height()) + self.segments.height_at(text_width)
-        height += margins.top() + margins.bottom()
-        if len(self._probe_heights) > 8:
-            self._probe_heights.clear()
-        self._probe_heights[width] = height
-        return height
-
-    def resizeEvent(self, e: QResizeEvent) -> None:
-        super().resizeEvent(e)
-        if len(self.segments):
-            self._place_segments()
-
-    def _never_scroll(self, value: int) -> None:
-        if value:
-            self.verticalScrollBar().setValue(0)
-
-    def _place_segments(self) -> None:
-        """Lay the sealed segments out at the viewport's width and make the live document start below them."""
-        height = self.segments.place(self.viewport().width())
-        root = self.document().rootFrame()
-        fmt = root.frameFormat()
-        if fmt.topMargin() != height:
-            fmt.setTopMargin(height)
-            root.setFrameFormat(fmt)
-
-    def sizeHint(self) -> QSize:
-        width = self.width() if self.width() > 0 else 400
-        return QSize(width, self.heightForWidth(width))
-
-    def minimumSizeHint(self) -> QSize:
-        return QSize(50, 20)
-
-    def _on_size_changed(self, *_: object) -> None:
-        self._probe_heights.clear()
-        margins = self.contentsMargins()
-        height = math.ceil(self.document().size().height()) + margins.top() + margins.bottom()
-        if height != self._height:
-            self._height = height
-            self.updateGeometry()
-            self.heightChanged.emit(height)
-
-    # -- document patching ---------------------------------------------------------------------------------
-
-    def _reset_state(self) -> None:
-        self._phase = "answer"
-        self._has_header = False
-        self._n_stable = 0  # stable blocks of the active renderer already split into pieces
-        self._stable_pieces = []  # their pieces (append-only, never change)
-        self._base = 0  # document position where the active renderer's pieces start
-        self._base_prev = ""  # HTML inserted just before them (decides how the first piece is inserted)
-        self._painted: list[str] = []  # pieces now in the live document …
-        self._starts: list[int] = []  # … the position where each one starts …
-        self._cum: list[tuple[int, int]] = []  # … and the HTML characters and tables up to its end
-        self._n_frozen = 0  # leading painted pieces that are stable (not compared again)
-        self._version = -1
-        self._drop_segments(0)
-
-    def _drop_segments(self, k: int) -> None:
-        """Remove sealed segments ``k``… (and the live document's pieces): the pieces from segment ``k``'s first
-        on are to be inserted again, into the live document."""
-        if k >= len(self.segments) and (k > 0 or not self._live_first):
-            return
-        first = self.segments.items[k].first if k < len(self.segments) else self._live_first
-        self.segments.drop(k)
-        del self._sealed[first:]
-        self._live_first = first
-        self._painted = []
-        self._starts = []
-        self._cum = []
-        self.document().clear()
-        if len(self.segments):
-            self._place_segments()
-
-    def _full_at(self) -> int:
-        """The first local index ``b`` ≥ 1 such that the live pieces before it are enough for a segment (see
-        :mod:`.segments`: HTML characters or tables), else -1. Depends only on the pieces, so a streamed message
-        and a loaded one are cut into the same segments."""
-        for b, (chars, tables) in enumerate(self._cum, 1):
-            if _segment_full(chars, tables):
-                return b
-        return -1
-
-    def _seal(self) -> None:
-        """The live document (all its pieces finished) becomes a sealed segment; a fresh one goes on."""
-        old = self.document()
-        old.documentLayout().documentSizeChanged.disconnect(self._on_size_changed)
-        self.segments.seal(self._live_first, old)
-        self._sealed.extend(self._painted)
-        self._live_first += len(self._painted)
-        self._painted = []
-        self._starts = []
-        self._cum = []
-        self._base, self._base_prev = 0, ""
-        doc = QTextDocument(self)
-        set_up_document(doc, old.defaultFont())
-        self.setDocument(doc)
-        doc.documentLayout().documentSizeChanged.connect(self._on_size_changed)
-        self._place_segments()
-
-    def _insert_piece(self, cursor: QTextCursor, html: str, prev: str) -> None:
-        """Insert one top-level block's HTML at ``cursor`` (the end of the content so far); a later reasoning
-        section's content only while unfolded."""
-        self._inserter.insert(cursor, break_long_runs(fold_later_thinking(html, self._later_expanded).strip()), prev)
-
-    def _patch(self, stable: list[str], tail: list[str], dim: bool, tail_final: int = 0) -> None:
-        doc = self.document()
-        sel = self.textCursor()
-        saved = (sel.anchor(), sel.position(), sel.selectedText()) if sel.hasSelection() else None
-        self._patch_document(stable, tail, dim, tail_final)
-        if saved is not None and self.document() is not doc:
-            view = next((seg.view for seg in self.segments.items if seg.view.document() is doc), None)
-            if view is not None:          # the document was sealed: its selection goes with it
-                cur = QTextCursor(doc)
-                cur.setPosition(saved[0])
-                cur.setPosition(saved[1], QTextCursor.MoveMode.KeepAnchor)
-                view.setTextCursor(cur)
-        elif saved is not None and not self.textCursor().hasSelection():
-            # The selection touched the replaced tail; restore it when the same text is still there.
-            anchor, pos, text = saved
-            if max(anchor, pos) < doc.characterCount():
-                cur = QTextCursor(doc)
-                cur.setPosition(anchor)
-                cur.setPosition(pos, QTextCursor.MoveMode.KeepAnchor)
-                if cur.selectedText() == text:
-                    self.setTextCursor(cur)
-
-    def _patch_document(self, stable: list[str], tail: list[str], dim: bool, tail_final: int = 0) -> None:
-        """Make the view show ``stable + tail``: keep the painted pieces that did not change, re-insert the rest.
-
-        Stable pieces never change, so only the pieces after the last stable one painted are compared (O(tail)).
-        Pieces are numbered over the whole message: those before ``_live_first`` are in sealed segments (a
-        change there, formula images or code colours arriving, re-inserts from that segment's first piece).
-        While inserting, a live document that is full and holds only finished pieces is sealed: stable ones and
-        the first ``tail_final`` of the tail (the renderer's ``tail_final_pieces``: an open table's row groups).
-        """
-        for html in stable[self._n_stable :]:
-            self._stable_pieces.extend(html.split(PIECE))
-        self._n_stable = len(stable)
-        spieces = self._stable_pieces
-        tpieces = [p for html in tail for p in html.split(PIECE)]
-        n_new = len(spieces) + len(tpieces)
-        n_s = len(spieces)
-        n_fixed = n_s + min(tail_final, len(tpieces))
-
-        def new(j: int) -> str:
-            return spieces[j] if j < n_s else tpieces[j - n_s]
-
-        def painted_at(j: int) -> str:
-            return self._sealed[j] if j < self._live_first else self._painted[j - self._live_first]
-
-        n_painted = self._live_first + len(self._painted)
-        i = self._n_frozen
-        limit = min(n_painted, n_new)
-        while i < limit and painted_at(i) == new(i):
-            i += 1
-        self._n_frozen = n_s
-        b = self._full_at() if not dim else -1
-        if 0 < b < len(self._painted) and self._live_first + b <= n_fixed:
-            i = min(i, self._live_first + b)    # a segment ends there: cut the live document at its end
-        if i == n_painted == n_new:
-            return
-        if i < self._live_first:
-            k = self.segments.index_of(i)
-            if k == 0 and self._has_header:
-                self._rebuild()          # the reasoning header is in the first segment: build it all again
-                return
-            self._drop_segments(k)
-            i = self._live_first
-        doc = self.document()
-        local = i - self._live_first
-        start = self._starts[local] if local < len(self._painted) else doc.characterCount() - 1
-        cursor = QTextCursor(doc)
-        cursor.beginEditBlock()
-        try:
-            if start <= 0:
-                doc.clear()  # start from a pristine first block
-                if len(self.segments):
-                    self._place_segments()
-                cursor = QTextCursor(doc)
-                start = 0
-            else:
-                cursor.setPosition(start)
-                kept = cursor.blockFormat()   # removing the separator after this block would give it the
-                cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
-                cursor.removeSelectedText()
-                if cursor.blockFormat() != kept:   # format of the removed block after it (a rule's margins);
-                    cursor.setBlockFormat(kept)    # setting it unconditionally costs a re-layout every tick
-            del self._painted[local:]
-            del self._starts[local:]
-            del self._cum[local:]
-            prev = self._painted[-1] if self._painted else (self._sealed[-1] if self._sealed and i > 0
-                                                            else self._base_prev)
-            for j in range(i, n_new):
-                html = new(j)
-                if not dim and j <= n_fixed and self._cum and _segment_full(*self._cum[-1]):
-                    cursor.endEditBlock()
-                    self._seal()         # pieces before j are finished: they move into a segment
-                    doc = self.document()
-                    cursor = QTextCursor(doc)
-                    cursor.beginEditBlock()
-                    start = 0
-                self._starts.append(cursor.position())
-                self._insert_piece(cursor, html, prev)
-                chars, tables = self._cum[-1] if self._cum else (0, 0)
-                self._cum.append((chars + len(html), tables + html.count("<table")))
-                self._painted.append(html)
-                prev = html
-            if dim:
-                self._dim(start, cursor.position())
-        finally:
-            cursor.endEditBlock()
-
-    def _dim(self, start: int, end: int) -> None:
-        cursor = QTextCursor(self.document())
-        cursor.setPosition(start)
-        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
-        fmt = QTextCharFormat()
-        fmt.setForeground(QColor(THINK_DIM))
-        cursor.mergeCharFormat(fmt)
 
     def _rebuild(self) -> None:
         """Re-create the whole document (thinking fold toggled, phase change, set_text, late references)."""
@@ -699,87 +357,6 @@ class MarkdownView(QTextBrowser):
         assert active is not None
         self._patch(active.stable_blocks, active.tail_blocks, dim=thinking_active)
         self._version = md.version
-
-    # -- links ---------------------------------------------------------------------------------------------
-
-    @staticmethod
-    def confirm_link(parent: QWidget, text: str, href: str) -> bool:
-        """Ask before opening a link whose text names another address (``links.misleading``); default: no."""
-        from PySide6.QtWidgets import QMessageBox
-
-        box = QMessageBox(QMessageBox.Icon.Warning, QCoreApplication.translate("MarkdownView", "Open this link?"),
-                          QCoreApplication.translate("MarkdownView", "The link says %1 but opens %2.\n\nOpen %2?")
-                          .replace("%1", text).replace("%2", href),
-                          QMessageBox.StandardButton.Open | QMessageBox.StandardButton.Cancel, parent)
-        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-        return box.exec() == QMessageBox.StandardButton.Open
-
-    def anchor_texts(self, href: str) -> list[str]:
-        """The shown texts of every link to ``href`` in the view (a link split by bold or code is one text)."""
-        out: list[str] = []
-        for view in self.segments.views():
-            out.extend(_anchor_texts(view.document(), href))
-        return out
-
-    def viewportEvent(self, e: QEvent) -> bool:
-        """A link's tooltip is the address it really opens (its text may say another)."""
-        if e.type() == QEvent.Type.ToolTip and isinstance(e, QHelpEvent):
-            href = self.anchorAt(e.pos())
-            if href and is_safe_url(href):
-                QToolTip.showText(e.globalPos(), href, self.viewport())
-                return True
-        return super().viewportEvent(e)
-
-    def open_anchor(self, url: QUrl) -> None:
-        """A link in the message was clicked (in the view or a sealed segment): see the module docstring."""
-        scheme = url.scheme().lower()
-        if is_safe_url(url.toString()):
-            href = url.toString()
-            lying = next((t for t in self.anchor_texts(href) if misleading(t, href)), None)
-            if lying is None and misleading("", href):
-                lying = href
-            if lying is not None and not self.confirm_link(self, lying, href):
-                return
-            QDesktopServices.openUrl(url)
-        elif scheme == COPY_SCHEME:
-            code = self.code_for(url.path())
-            if code is not None:
-                QGuiApplication.clipboard().setText(code)
-        elif url.toString() == LATER_TOGGLE:
-            self.toggle_later_thinking()
-        elif scheme == THINK_SCHEME:
-            self.toggle_thinking()
-        # anything else: ignored (inert)
-
-    def setSource(self, url: QUrl, *args: object) -> None:
-        """Never navigate inside the view (links go through :meth:`open_anchor`)."""
-
-
-def _segment_full(chars: int, tables: int) -> bool:
-    """Whether pieces of ``chars`` HTML characters and ``tables`` tables fill a segment."""
-    return chars >= SEGMENT_CHARS or tables >= SEGMENT_TABLES
-
-
-def _anchor_texts(doc: QTextDocument, href: str) -> list[str]:
-    """The texts of every link to ``href`` in ``doc`` (a link split by bold or code is one text)."""
-    out: list[str] = []
-    block = doc.firstBlock()
-    while block.isValid():
-        run: list[str] = []
-        it = block.begin()
-        while not it.atEnd():
-            frag = it.fragment()
-            if frag.isValid() and frag.charFormat().anchorHref() == href:
-                run.append(frag.text())
-            elif run:
-                out.append("".join(run))
-                run = []
-            it += 1
-        if run:
-            out.append("".join(run))
-        block = block.next()
-    return out
-
 
 def warm_up() -> None:
     """Pay the view's one-time costs (monospace font and layout set-up: ~30 ms here; the math worker's matplotlib

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from PySide6.QtCore import QEvent, QMimeData, QPoint, QPointF, QRectF, Qt, QUrl
 from PySide6.QtGui import (
@@ -45,8 +45,19 @@ from PySide6.QtWidgets import QTextBrowser, QToolTip, QWidget
 from app.core.render.markdown.links import is_safe_url
 from app.ui.messages.rich_text import selection_mime
 
-if TYPE_CHECKING:
-    from app.ui.messages.markdown_view import MarkdownView
+
+class SegmentOwner(Protocol):
+    """What a segment needs of the view that owns it (``PatchedView``)."""
+
+    segments: Segments
+
+    def viewport(self) -> QWidget: ...
+    def palette(self) -> QPalette: ...
+    def focusPolicy(self) -> Qt.FocusPolicy: ...
+    def copy(self) -> None: ...
+    def selectAll(self) -> None: ...
+    def open_anchor(self, url: QUrl) -> None: ...
+    def loadResource(self, kind: int, name: QUrl) -> object: ...
 
 #: The live document is sealed into a segment once its finished pieces hold this many characters …
 SEGMENT_CHARS = 8_000
@@ -60,7 +71,7 @@ class SegmentView(QWidget):
     selection (mouse, double click, Ctrl+A / Ctrl+C through the owner), links (click, pointing cursor,
     tooltip) and the owner's context menu (a ``MarkdownView``, whose viewport it sits in)."""
 
-    def __init__(self, owner: MarkdownView, doc: QTextDocument, y: int) -> None:
+    def __init__(self, owner: SegmentOwner, doc: QTextDocument, y: int) -> None:
         super().__init__(owner.viewport())
         self._owner = owner
         self._doc = doc
@@ -188,10 +199,10 @@ class Segment:
 
 
 class Segments:
-    """The sealed segments of one ``MarkdownView`` (top to bottom) and what spans them: placement, heights,
+    """The sealed segments of one ``SegmentOwner`` (top to bottom) and what spans them: placement, heights,
     text, selection. ``live`` gives the view's own (live) browser."""
 
-    def __init__(self, owner: MarkdownView, live: Callable[[], QTextBrowser]) -> None:
+    def __init__(self, owner: SegmentOwner, live: Callable[[], QTextBrowser]) -> None:
         self._owner = owner
         self._live = live
         self.items: list[Segment] = []

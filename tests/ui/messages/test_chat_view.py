@@ -80,16 +80,17 @@ def test_the_streaming_reply_is_measured_at_its_own_width(window, qloop, monkeyp
     """The layout asks the reply's height at exactly the width it shows it at: no document clone per tick."""
 
     import app.ui.messages.markdown_view as mv
+    import app.ui.messages.patched_view as pv
 
     asked: list[tuple[int, int]] = []
-    real = mv.height_for_width
+    real = pv.height_for_width
 
     def spy(view, width, probes, lay_out_unset=True):  # type: ignore[no-untyped-def]
         if isinstance(view, mv.MarkdownView) and view.document().characterCount() > 1:   # text arrived
             asked.append((width, view.width()))
         return real(view, width, probes, lay_out_unset)
 
-    monkeypatch.setattr(mv, "height_for_width", spy)
+    monkeypatch.setattr(pv, "height_for_width", spy)
     window.session.engine = ScriptedEngine("Some words in a paragraph. " * 400, tokens_per_s=2000)
     window.session.engine.load()
     window.session._loaded.set()
