@@ -146,7 +146,11 @@ class MarkdownView(PatchedView):
         if version == self._version:
             return False
         self._version = version
-        if md.thinking_restyled or (md.thinking is None and self._has_header):
+        if md.thinking_restyled and self._has_header and self._phase == "answer" and md.thinking_done:
+            if self._expanded and not self._refold():     # folded: its new colours are not on screen
+                self._rebuild()
+                return True
+        elif md.thinking_restyled or (md.thinking is None and self._has_header):
             self._rebuild()   # reasoning restyled, or it never closed and turned out to be the answer
             return True
         if md.restyled_from is not None and self._phase == "answer":
@@ -313,10 +317,40 @@ class MarkdownView(PatchedView):
         return codes[n] if n < len(codes) else None
 
     def toggle_thinking(self) -> None:
-        """Fold or unfold the reasoning section (re-renders the document)."""
+        """Fold or unfold the reasoning section: once the answer streams, only the section is shown again (the
+        answer's documents stay as they are); before, the document is built again."""
         self._expanded = not self._expanded
         self._user_toggled = True
-        self._rebuild()
+        if not self._refold():
+            self._rebuild()
+
+    def _refold(self) -> bool:
+        """Show the finished reasoning section again at the top of the first document (its header, and its
+        content when unfolded), leaving the answer's pieces where they are; False when there is no such section
+        on screen (the caller rebuilds)."""
+        md = self.renderer
+        if (md.thinking is None or not md.thinking_done or self._phase != "answer" or not self._has_header
+                or self.placeholder or self._catching_up):
+            return False
+        doc = self.documents()[0]
+        cursor = QTextCursor(doc)
+        cursor.beginEditBlock()
+        try:
+            cursor.setPosition(self._thinking_end, QTextCursor.MoveMode.KeepAnchor)
+            cursor.removeSelectedText()
+            header = thinking_header_html(self._expanded, False)
+            cursor.insertHtml(header)
+            if self._expanded:
+                start, prev = cursor.position(), header
+                for block in [*md.thinking.stable_blocks, *md.thinking.tail_blocks]:
+                    for html in block.split(PIECE):
+                        self._insert_piece(cursor, html, prev)
+                        prev = html
+                self._dim(start, cursor.position(), doc)
+        finally:
+            cursor.endEditBlock()
+        self._shift_first_document(cursor.position() - self._thinking_end)
+        return True
 
     def toggle_later_thinking(self) -> None:
         """Fold or unfold the reasoning sections inside the answer (a model that thought again later; folded
@@ -346,7 +380,7 @@ class MarkdownView(PatchedView):
                         self._insert_piece(cursor, html, prev)
                         prev = html
                 self._dim(start, cursor.position())
-            self._base = cursor.position()
+            self._base = self._thinking_end = cursor.position()
             self._base_prev = prev
             if not self._expanded and thinking_active:
                 # folded while reasoning: only the header shows; stream nothing below it yet

@@ -199,8 +199,20 @@ class PatchedView(LinkedView):
         self._starts: list[int] = []  # … the position where each one starts …
         self._cum: list[tuple[int, int]] = []  # … and the HTML characters and tables up to its end
         self._n_frozen = 0  # leading painted pieces that are stable (not compared again)
+        self._thinking_end = 0  # where the reasoning section ends in the first document (MarkdownView)
         self._version = -1
         self._drop_segments(0)
+
+    def _shift_first_document(self, delta: int) -> None:
+        """The top of the first document (the reasoning section) changed length by ``delta`` characters: the
+        positions after it move (the live document's pieces), or the sealed segments are placed again."""
+        self._thinking_end += delta
+        if not len(self.segments):
+            self._base += delta
+            self._starts = [p + delta for p in self._starts]
+        else:
+            self.segments.moved(0)
+            self._place_segments()
 
     def _drop_segments(self, k: int) -> None:
         """Remove sealed segments ``k``… (and the live document's pieces): the pieces from segment ``k``'s first
@@ -301,7 +313,7 @@ class PatchedView(LinkedView):
         while i < limit and painted_at(i) == new(i):
             i += 1
         self._n_frozen = n_s
-        b = self._full_at() if not dim else -1
+        b = self._full_at()
         if 0 < b < len(self._painted) and self._live_first + b <= n_fixed:
             i = min(i, self._live_first + b)    # a segment ends there: cut the live document at its end
         if i == n_painted == n_new:
@@ -339,7 +351,9 @@ class PatchedView(LinkedView):
                                                             else self._base_prev)
             for j in range(i, n_new):
                 html = new(j)
-                if not dim and j <= n_fixed and self._cum and _segment_full(*self._cum[-1]):
+                if j <= n_fixed and self._cum and _segment_full(*self._cum[-1]):
+                    if dim:
+                        self._dim(start, cursor.position())    # reasoning: dimmed in each document
                     cursor.endEditBlock()
                     self._seal()         # pieces before j are finished: they move into a segment
                     doc = self.document()
@@ -357,8 +371,8 @@ class PatchedView(LinkedView):
         finally:
             cursor.endEditBlock()
 
-    def _dim(self, start: int, end: int) -> None:
-        cursor = QTextCursor(self.document())
+    def _dim(self, start: int, end: int, doc: QTextDocument | None = None) -> None:
+        cursor = QTextCursor(doc if doc is not None else self.document())
         cursor.setPosition(start)
         cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
         fmt = QTextCharFormat()

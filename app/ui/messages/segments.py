@@ -219,6 +219,10 @@ class Segments:
         self.items.append(Segment(SegmentView(self._owner, doc, self.height), first))
         self._placed = min(self._placed, len(self.items) - 1)
 
+    def moved(self, k: int) -> None:
+        """Segment ``k``'s height changed: it and those below are placed again by the next :meth:`place`."""
+        self._placed = min(self._placed, k)
+
     def index_of(self, piece: int) -> int:
         """The segment holding global piece ``piece`` (-1: the live document)."""
         for k in range(len(self.items) - 1, -1, -1):

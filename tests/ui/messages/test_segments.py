@@ -150,3 +150,33 @@ def test_a_link_in_a_sealed_segment_opens_through_the_view(qtbot, monkeypatch) -
     assert opened == ["https://example.org/a"]
     assert view.anchor_texts("https://example.org/a") == ["the site"]
     assert QUrl(opened[0]).scheme() == "https"
+
+
+def test_folding_the_reasoning_of_a_long_reply_re_shows_only_the_reasoning(qtbot, corpus_dir) -> None:
+    """Unfolding or folding "Thinking" once the answer streams re-inserts the reasoning section only (it built
+    the whole document again: O(reply) on a click); the text equals a view built from scratch in that state."""
+    text = "<think>\nFirst I look at the question.\n\nThen at the answer.\n</think>\n\n" + _long_reply(corpus_dir)
+    view = MarkdownView(theme="light")
+    qtbot.addWidget(view)
+    view.resize(700, 400)
+    for i in range(0, len(text), 400):
+        view.append_text(text[i:i + 400])
+        view.refresh()
+    view.finish()
+    _settle(qtbot, view)
+    assert len(view.segments) >= 2
+    segments_before = [s.view for s in view.segments.items]
+    for expanded in (True, False, True):
+        inserted = view.pieces_inserted
+        view.toggle_thinking()
+        assert view.pieces_inserted - inserted <= 4          # the header and the reasoning's pieces
+        assert [s.view for s in view.segments.items] == segments_before
+        fresh = MarkdownView(theme="light")
+        qtbot.addWidget(fresh)
+        fresh.resize(700, 400)
+        fresh.set_text(text)
+        _settle(qtbot, fresh)
+        if expanded:
+            fresh.toggle_thinking()
+        assert ("First I look" in view.toPlainText()) is expanded
+        assert view.toPlainText() == fresh.toPlainText()
