@@ -5,11 +5,13 @@ Sends ``SMOKE_PROMPT`` (temperature 0, seed 42, at most 200 tokens), waits for t
 
     {"model", "chunks", "ticks", "ttft_ms", "tokens_per_s", "max_stall_ms", "stopped", "chunks_after_stop",
      "reply_chars", "code_blocks", "formula_images", "status", "closed", "window_shown_at", "model_loaded_at",
-     "cpu_variant", "backend", "device", "gpu_layers", "n_layers", "quantization"}
+     "cpu_variant", "backend", "device", "gpu_layers", "n_layers", "quantization", "status_device",
+     "reply_device"}
 
 (``cpu_variant`` … ``n_layers`` from the engine's ``runtime()``: llama.cpp's CPU variant, the device the layers ran
 on, and how many layers were offloaded to a GPU; absent for an engine without one; ``quantization`` from the model
-file's header, ``app.engine.library.read_model_info``).
+file's header, ``app.engine.library.read_model_info``; ``status_device``: the status bar's device label, None when
+hidden; ``reply_device``: the device line of the reply's provenance, ``provenance.describe``).
 
 With ``--engine-fault KIND`` (``segv``, ``ill``, ``abort``, ``kill``, ``hang``) the model's process does KIND to
 itself ``--engine-fault-after-ms`` after the first token of the reply; the smoke test then sends a second prompt
@@ -216,6 +218,11 @@ async def run_smoke_test(window: MainWindow, load: asyncio.Future[bool], args: a
     }
     runtime = getattr(window.session.engine, "runtime", None)   # what it ran on: cpu_variant, backend, device, …
     result.update(runtime() if callable(runtime) else {})
+    from app.core.streaming.provenance import describe
+
+    status_device = window.status.device_label     # where the window says the model runs, and the reply's details
+    result["status_device"] = status_device.text() if status_device.isVisibleTo(window) else None
+    result["reply_device"] = dict(describe(reply)).get("device")
     model_path = getattr(window.session.engine, "model_path", None)
     if model_path is not None:          # the model library's header reader (the gguf package) works frozen too
         from app.engine.library import read_model_info

@@ -58,9 +58,12 @@ def test_frozen_vulkan_app_streams_with_every_layer_on_lavapipe(vulkan_build, fr
     assert result["backend"] == "Vulkan0" and "llvmpipe" in result["device"]
     assert result["gpu_layers"] == result["n_layers"] + 1 == 31
     assert result["status"] == "done" and result["chunks"] >= 20 and result["quantization"] == "Q4_1"
+    assert result["status_device"] == f"on {result['device']}"              # the status bar names the GPU
+    assert result["reply_device"] == f"{result['device']} (Vulkan0), 31 of 31 layers"   # and the reply's details
     frozen.env.pop("GGML_VK_VISIBLE_DEVICES")       # lavapipe is a CPU-type device: ggml skips it unless named
     result = frozen.smoke(Path(vulkan_build["executable"]))
     assert result["backend"] == "CPU" and result["gpu_layers"] == 0 and result["status"] == "done"
+    assert result["status_device"] == "on CPU" and result["reply_device"].startswith("CPU (")
 
 
 def test_frozen_app_draws_formulas(build, frozen):
