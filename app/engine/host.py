@@ -60,6 +60,9 @@ def host_main(ctl: Any, rpc: Any, options: dict[str, Any]) -> None:
     ``memory_limit_mb`` (None: none), ``env`` (variables to set before llama.cpp is imported)."""
     for key, value in (options.get("env") or {}).items():
         os.environ[key] = value
+    from app.core.streaming.stream import tune_switch_interval
+
+    tune_switch_interval()      # the control thread gets the GIL within 1 ms when a Stop or a credit arrives
     _setup_logging(options.get("log_path"), bool(options.get("debug")))
     limit = options.get("memory_limit_mb")
     if limit:
