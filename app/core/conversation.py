@@ -76,6 +76,18 @@ class Message:
             self._parts.append(self.content)
             self._taken = 1
 
+    @classmethod
+    def decoded(cls, role: Role, text: str, **fields: Any) -> Message:
+        """A message whose ``text`` was just decoded from UTF-8 (a row of the history: SQLite's decoder, or
+        U+FFFD for bad bytes). Such text cannot hold a lone surrogate, so ``valid_text``'s O(len) check is skipped
+        (~6 ms of opening a 1,000-pair chat of 2-8 KB replies). ``fields``: as the constructor's."""
+        m = cls(role, "", **fields)
+        m.content = text
+        if text:
+            m._parts.append(text)
+            m._taken = 1
+        return m
+
     # streaming -----------------------------------------------------------------------------------------
     def append(self, text: str, generation_id: int | None = None) -> bool:
         """Add a chunk of text. Chunks tagged with another generation's id are dropped (returns False)."""

@@ -80,7 +80,7 @@ def message_from_tuple(r: Sequence[Any], schema: Any) -> Message:
         log.warning("history: message %s is damaged: %s", mid, "; ".join(damaged))
         status = MessageStatus.ERROR
         error = "This message is damaged in the history file: " + "; ".join(damaged) + "."
-    m = Message(role, content, status=status, model=clean_text(model),
+    m = Message.decoded(role, content, status=status, model=clean_text(model),
                 params=_cleaned(schema.clean_params, params, mid, "params"),
                 stop_reason=clean_text(stop_reason), error=error,
                 metrics=None if metrics is None else schema.clean_metrics(loads(metrics), _Where(mid, "metrics")),

@@ -89,3 +89,19 @@ def test_unwritable_folder_keeps_chats_in_memory(tmp_path: Path) -> None:
     conv = Conversation()
     store.save_message(conv, conv.add(Message(Role.USER, "still works")))
     assert store.list_conversations()[0].messages == 1
+
+
+def test_a_chat_with_invalid_utf8_text_loads_with_replacement_characters(tmp_path: Path) -> None:
+    """Rows are decoded by SQLite's strict UTF-8 decoder; text another program wrote with bad bytes (a TEXT cell,
+    not a blob) is read again with U+FFFD for them, and the chat's other messages are untouched."""
+    store = Store(tmp_path / "h.sqlite3")
+    conv = Conversation(title="mixed")
+    store.save_message(conv, Message(Role.USER, "Grüße 😀 — fine"))
+    bad = Message(Role.ASSISTANT, "placeholder")
+    store.save_message(conv, bad)
+    store.db.execute("UPDATE messages SET content = CAST(? AS TEXT) WHERE id = ?", (b"caf\xe9 ok \xff", bad.db_id))
+    assert conv.id is not None
+    loaded = store.load_conversation(conv.id)
+    assert [m.text for m in loaded.messages] == ["Grüße 😀 — fine", "caf\ufffd ok \ufffd"]
+    again = store.load_conversation(conv.id)             # and the connection keeps its own text factory
+    assert again.messages[1].text == "caf\ufffd ok \ufffd" and store.db.text_factory is not str
