@@ -21,7 +21,8 @@ pytestmark = pytest.mark.timeout(180)
 HEAVY = ("numpy", "matplotlib", "markdown_it", "mdit_py_plugins", "pygments", "pydantic", "uvicorn", "starlette",
          "httpx", "huggingface_hub", "keyring", "llama_cpp", "app.server.run", "app.server.api",
          "app.core.render.markdown.html", "app.core.render.lexers", "app.core.history.schema",
-         "app.ui.messages.chat_view", "app.ui.inspector.panel", "app.core.streaming.timeline", "importlib.metadata")
+         "app.ui.messages.chat_view", "app.ui.inspector.panel", "app.core.streaming.timeline", "importlib.metadata",
+         "app.ui.dialogs.chat_settings")
 
 _PROBE = """
 import json, sys

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QStatusBar, QWidget
 
 from app.core.chat.session import ChatSession
 from app.core.errors import BrookError
-from app.ui.dialogs.chat_settings import ChatSettingsDialog
+
+if TYPE_CHECKING:      # the dialog (and its sampling form) is imported when it is opened, not at start-up
+    from app.ui.dialogs.chat_settings import ChatSettingsDialog
 
 
 class ChatCommands(QObject):
@@ -91,6 +94,8 @@ class ChatCommands(QObject):
     def chat_settings(self) -> ChatSettingsDialog:
         """The shown chat's settings dialog (modal); on OK they are applied and saved with the chat."""
         conv = self.session.conversation
+        from app.ui.dialogs.chat_settings import ChatSettingsDialog
+
         dlg = ChatSettingsDialog(conv, self.session.settings.generation, self.parent_widget)
         if dlg.exec():
             dlg.apply()
