@@ -209,14 +209,17 @@ class HostedEngine:
                     progress(last)           # raises LoadCancelled after a Cancel
                     continue
                 msg = host.recv(None if progress is None else 0, "loading")
-                while msg[0] == "progress" and host.ctl.poll(0):    # reports that waited (a prestarted load):
-                    last = float(msg[1])                            # only the newest is passed on
+                inside = None                # the newest report under 1.0 of those that waited
+                while msg[0] == "progress" and host.ctl.poll(0):    # reports that waited (a prestarted load, a
+                    last = float(msg[1])                            # busy machine): only the newest is passed on
+                    inside = last if last < 1.0 else inside
                     msg = host.recv(0, "loading")
                 if msg[0] == "progress":
                     last = float(msg[1])
-                    if progress is not None and last < 1.0:
-                        progress(last)
-                elif msg[0] == "loaded":
+                    inside = last if last < 1.0 else inside
+                if progress is not None and inside is not None:
+                    progress(inside)         # even when the last report (1.0) or "loaded" came with it
+                if msg[0] == "loaded":
                     facts = msg[1]
                     self.metadata = dict(facts.get("metadata") or {})
                     self._template_source = facts.get("template_source")

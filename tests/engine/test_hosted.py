@@ -288,3 +288,39 @@ def test_a_prestarted_host_loads_while_the_caller_does_other_work(bundled_model:
     finally:
         e.unload()
     assert not alive(pid)
+
+
+
+class _FakeProcess:
+    """A host process that is alive and ends when told (the messages come from the test)."""
+
+    pid = None
+    exitcode = None
+
+    def is_alive(self) -> bool:
+        return True
+
+    def kill(self) -> None:
+        pass
+
+    def join(self, _timeout: float | None = None) -> None:
+        pass
+
+
+def test_a_load_whose_reports_all_waited_still_reports_its_progress(tmp_path: Path) -> None:
+    import multiprocessing
+
+    from app.engine.host_link import HostLink
+
+    ctl, child = multiprocessing.Pipe()
+    rpc, _rpc_child = multiprocessing.Pipe()
+    for msg in (("progress", 0.2), ("progress", 0.6), ("progress", 1.0),
+                ("loaded", {"metadata": {}, "template_source": None, "runtime": {}})):
+        child.send(msg)                  # a prestarted host that loaded before anyone looked (a busy machine)
+    link = HostLink(_FakeProcess(), ctl, rpc)
+    link.load_sent = True
+    e = HostedEngine(tmp_path / "model.gguf")
+    e._prestarted = ("normal", link)
+    seen: list[float] = []
+    e._start_and_load("normal", seen.append)
+    assert seen == [0.6] and e._host is link and link.loaded       # the newest report under 1.0, once
