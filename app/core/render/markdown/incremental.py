@@ -255,6 +255,16 @@ class MarkdownStream:
                 self._set_tail(*out)
                 self._table = table
                 return
+            closed = table.close(self._lines, self._references, self._renderer, len(self._stable_codes))
+            if closed is not None:          # it ended: a stable block made from its rendered groups
+                html, codes, n_lines, pending = closed
+                src = "\n".join(self._lines[:n_lines]) + "\n"
+                self._runs.append(_StableRun(src, len(self._stable), len(self._stable_codes),
+                                             len(self._references), pending))
+                self._stable.append(html)
+                self._stable_codes.extend(codes)
+                self._tail_chars -= len(src)
+                del self._lines[:n_lines]
         else:
             size = self._tail_chars
             if (

@@ -129,3 +129,42 @@ class OpenTable:
             self.widths = table_layout(all_tokens, 0)[0]
         self.pieces = htmls[0].split(PIECE) if self.widths is not None else []
         return htmls, codes
+
+    def close(self, lines: Sequence[str], references: dict[str, Any], renderer: HtmlRenderer,
+              code_base: int) -> tuple[str, list[str], int, bool] | None:
+        """The table ended among the tail's complete ``lines`` (a line that is not a row): ``(html, codes,
+        n_lines, math_pending)`` of the finished table, its first ``n_lines`` lines, made from the row groups
+        already rendered and the last groups (what a parse of the whole table gives, without one); None when
+        it did not end there or the fast path does not know (the caller re-parses the tail)."""
+        done = len(self.rows)
+        new = lines[2 + done :]
+        if self.widths is None or not new or any("$$" in line for line in new):
+            return None
+        src = lines[0] + "\n" + lines[1] + "\n" + "".join(line + "\n" for line in new)
+        tokens = parse(src, {"references": dict(references)})
+        if not tokens or tokens[0].type != "table_open" or tokens[0].map is None or tokens[0].map[0] != 0:
+            return None
+        end = tokens[0].map[1]
+        if end >= 2 + len(new) or end < 2:
+            return None                       # it did not end among these lines
+        groups = group_blocks(tokens)
+        parts = split_table(groups[0]) if groups else None
+        if parts is None:
+            return None
+        _head, rows, _tbody, _close = parts
+        if len(rows) != end - 2:
+            return None
+        shown = self.rows + rows
+        g = TABLE_GROUP_ROWS
+        k = min(len(shown) // g - 1, len(self.pieces) - 1)
+        if k < 1:
+            return None
+        r0 = k * g
+        subset = [self.head[0], self.tbody_open, *(t for r in shown[r0:] for t in r), *self.tail_close]
+        # the row count a full render gives (``table_layout`` counts the header row too: its last group has no
+        # bottom margin), so the pieces are exactly the one-shot render's
+        n_rows = table_layout([*self.head, self.tbody_open, *(t for r in shown for t in r), *self.tail_close], 0)[1]
+        htmls, codes = renderer.render_groups([subset], code_base, table_slice=TableSlice(self.widths, r0, n_rows))
+        html = PIECE.join(self.pieces[:k] + htmls[0].split(PIECE))
+        return html, codes, 2 + done + (end - 2), renderer.context.math_pending
+
