@@ -15,8 +15,7 @@ result for any cut: its invariant). A reply that ends with text still in its bac
 The interval adapts too: a tick that painted its whole backlog and still cost more than its whole interval (a
 fixed cost the slice cannot bound) doubles the interval (fewer, larger renders), a cheap one halves it back towards
 ``MIN_INTERVAL_MS``. (At more than half the interval, a 9 ms tick made the next frames 32 ms apart: 18 of 237 in
-the render bench at 5,000 tokens/s.) Each tick also runs the garbage collector's young generations while full
-collections are put off (:mod:`.collector`). The idea is qutebrowser's ``misc/throttle.py``, made adaptive and
+the render bench at 5,000 tokens/s.) The idea is qutebrowser's ``misc/throttle.py``, made adaptive and
 time-sliced.
 """
 
@@ -31,7 +30,6 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
 from app.core.conversation import Message
 from app.core.streaming.metrics import StreamMetrics
-from app.ui.messages.collector import STREAMING
 
 #: ~60 Hz, a display frame.
 MIN_INTERVAL_MS = 16
@@ -129,7 +127,6 @@ class Coalescer(QObject):
     def _start(self) -> None:
         if not self._timer.isActive():
             self._timer.start()
-        STREAMING.hold(self)          # no full garbage collection in a frame while replies stream
 
     def waiting(self, reply: Message) -> int:
         """Characters of ``reply`` taken but not painted yet (its backlog; 0 when not attached)."""
@@ -202,7 +199,6 @@ class Coalescer(QObject):
         self._targets.pop(reply.id, None)
         if not self._targets:
             self._timer.stop()
-            STREAMING.release(self)
 
     def tracked(self, reply: Message) -> bool:
         return reply.id in self._targets
@@ -296,4 +292,3 @@ class Coalescer(QObject):
             elif cost_ms < self.interval_ms / 8 and self.interval_ms > MIN_INTERVAL_MS:
                 self.interval_ms = max(MIN_INTERVAL_MS, self.interval_ms // 2)
                 self._timer.setInterval(self.interval_ms)
-        STREAMING.collect_young()     # the young generations, when due (the automatic collector is off)

@@ -154,8 +154,8 @@ class PatchedView(LinkedView):
 
     def resizeEvent(self, e: QResizeEvent) -> None:
         super().resizeEvent(e)
-        if len(self.segments):
-            self._place_segments()
+        if len(self.segments) and e.size().width() != e.oldSize().width():
+            self._place_segments()     # a new width: the segments are laid out again (a taller view: nothing)
 
     def _never_scroll(self, value: int) -> None:
         if value:

@@ -115,8 +115,6 @@ class SegmentView(QWidget):
         return selection_mime(self, data)   # type: ignore[arg-type]
 
     def paintEvent(self, e: QPaintEvent) -> None:
-        painter = QPainter(self)
-        painter.translate(0, -self.dy)
         ctx = QAbstractTextDocumentLayout.PaintContext()
         ctx.clip = QRectF(e.rect()).translated(0, self.dy)
         pal = self._owner.palette()
@@ -129,8 +127,15 @@ class SegmentView(QWidget):
             fmt.setForeground(pal.brush(QPalette.ColorRole.HighlightedText))
             sel.format = fmt
             ctx.selections = [sel]
-        painter.setClipRect(ctx.clip)
-        self._doc.documentLayout().draw(painter, ctx)
+        painter = QPainter()
+        if not painter.begin(self):
+            return
+        try:
+            painter.translate(0, -self.dy)
+            painter.setClipRect(ctx.clip)
+            self._doc.documentLayout().draw(painter, ctx)
+        finally:
+            painter.end()              # never left active for the widgets painted after this one
 
     def event(self, e: QEvent) -> bool:
         if e.type() == QEvent.Type.ToolTip and isinstance(e, QHelpEvent):
@@ -234,8 +239,8 @@ class Segments:
         """Remove the segments from ``start`` on (their documents go with them)."""
         for seg in self.items[start:]:
             seg.view.hide()
-            seg.view.setParent(None)
-            seg.view.deleteLater()
+            seg.view.deleteLater()     # by Qt, from its parent: never setParent(None) (Python would own it
+            #                            and delete it at once with a deletion pending: a crash, measured)
         del self.items[start:]
         self._placed = min(self._placed, len(self.items))
         if not self.items:
