@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,7 +40,8 @@ from app.core.history.schema import ChatImportError, check_export
 from app.core.streaming.provenance import describe
 from app.core.text import valid_json
 
-__all__ = ["ChatImportError", "ImportResult", "export_json", "import_file", "import_json", "write_exports"]
+__all__ = ["ChatImportError", "ImportCancelled", "ImportResult", "checked_chats", "export_json", "import_file",
+           "import_json", "read_export", "write_exports", "write_import"]
 
 log = logging.getLogger("brook.export")
 FORMAT = "brook-chats"
@@ -160,7 +161,18 @@ def import_json(store: Any, doc: Any) -> ImportResult:
     written unless all of it can be read back; lone surrogates in text become U+FFFD (``valid_json``). A chat
     the history already holds (same title, start time and messages: the same file imported twice) is skipped.
     Raises ``ChatImportError`` naming the chat, the message and the field of the first problem."""
-    chats = _validated(doc)
+    return write_import(store, checked_chats(doc))
+
+
+def checked_chats(doc: Any) -> list[dict[str, Any]]:
+    """The chats of an export document (parsed JSON), checked whole (``app.core.history.schema``), as the plain
+    dicts ``write_import`` takes. Needs no store, so it can run in a worker thread. Raises ``ChatImportError``."""
+    return _validated(doc)
+
+
+def write_import(store: Any, chats: list[dict[str, Any]]) -> ImportResult:
+    """Write chats that ``checked_chats`` returned into ``store`` in one transaction (all or nothing; on the
+    store's own thread), skipping those already there."""
     db = store.db
     result = ImportResult()
     db.execute("BEGIN")
@@ -209,6 +221,29 @@ def _already_there(db: Any, chat: dict[str, Any]) -> bool:
 def import_file(store: Any, path: Path) -> ImportResult:
     """``import_json`` of a file. Raises ``ChatImportError`` (also for unreadable, non-JSON, too deeply nested or
     larger than ``MAX_IMPORT_BYTES`` files)."""
+    return write_import(store, read_export(path))
+
+
+#: How much ``read_export`` reads at a time (bytes): the unit of its progress.
+READ_BLOCK = 1 << 20
+
+
+class ImportCancelled(ChatImportError):
+    """``read_export`` was told to stop (nothing was imported)."""
+
+
+def read_export(path: Path, progress: Callable[[str, int, int], None] | None = None,
+                cancelled: Callable[[], bool] | None = None) -> list[dict[str, Any]]:
+    """Read and check an export file: the chats ``write_import`` takes. Needs no store (the window runs it in a
+    worker thread). ``progress(phase, done, total)`` is called from the calling thread: phase ``"read"`` with
+    bytes read of the file's size after each ``READ_BLOCK``, then ``"check"`` (0, 0) while it is parsed and
+    checked. ``cancelled()`` is asked between blocks and before the check; true raises ``ImportCancelled``.
+    Raises ``ChatImportError`` (unreadable, not JSON, nested too deeply, larger than ``MAX_IMPORT_BYTES``, not
+    an export, a bad field)."""
+    def stop() -> None:
+        if cancelled is not None and cancelled():
+            raise ImportCancelled("The import was cancelled; nothing was imported.")
+
     try:
         if not path.is_file():
             raise ChatImportError(f"{path} is not a regular file.")
@@ -216,16 +251,33 @@ def import_file(store: Any, path: Path) -> ImportResult:
         if size > MAX_IMPORT_BYTES:
             raise ChatImportError(f"{path.name} is {size / 2**20:,.0f} MiB, larger than an export Brook reads "
                                   f"({MAX_IMPORT_BYTES >> 20:,} MiB).")
+        parts: list[bytes] = []
+        done = 0
         with path.open("rb") as fh:
-            raw = fh.read(MAX_IMPORT_BYTES + 1)
-        doc = json.loads(raw.decode("utf-8"))
+            while done <= MAX_IMPORT_BYTES:
+                stop()
+                block = fh.read(READ_BLOCK)
+                if not block:
+                    break
+                parts.append(block)
+                done += len(block)
+                if progress is not None:
+                    progress("read", done, max(size, done))
+        if done > MAX_IMPORT_BYTES:
+            raise ChatImportError(f"{path.name} grew past {MAX_IMPORT_BYTES >> 20:,} MiB while it was read.")
+        stop()
+        if progress is not None:
+            progress("check", 0, 0)
+        doc = json.loads(b"".join(parts).decode("utf-8"))
     except OSError as exc:
         raise ChatImportError(f"Cannot read {path}: {exc.strerror or exc}") from None
     except RecursionError:
         raise ChatImportError(f"{path.name} is nested too deeply to be a Brook chat export.") from None
     except ValueError as exc:       # UnicodeDecodeError too
         raise ChatImportError(f"{path.name} is not JSON: {exc}") from None
-    return import_json(store, doc)
+    chats = checked_chats(doc)
+    stop()
+    return chats
 
 
 def _dumps(v: Any) -> str | None:

@@ -9,6 +9,8 @@
   ``sqlite3`` has no ``.recover`` — that is the sqlite3 shell's dbdata extension — so this is the row-by-row way.)
 - ``backup_daily(path, folder)``: SQLite's online backup API (``Connection.backup``) into
   ``backups/history-YYYY-MM-DD.sqlite3`` once a day, keeping the newest ``KEEP_BACKUPS``.
+- ``restore_backup(store, backup)``: a daily backup becomes the history in place (copied
+  with the backup API), the file it replaces is kept aside, never deleted.
 """
 
 from __future__ import annotations
@@ -283,6 +285,77 @@ def latest_backup(folder: Path) -> tuple[Path, int] | None:
             continue
         return path, chats
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class Restored:
+    """What ``restore_backup`` did: the ``backup`` restored and its ``chats``; ``aside``: where the history file it
+    replaced is now (None when there was none)."""
+
+    backup: Path
+    chats: int
+    aside: Path | None
+
+
+def restore_backup(store: Any, backup: Path) -> Restored:
+    """Make ``backup`` (a daily backup, or any Brook history file) the history of ``store`` (a ``Store`` on a
+    file): the backup is checked (``PRAGMA quick_check``) and copied next to the history with SQLite's backup API,
+    the history file (with its ``-wal``/``-shm``) is renamed ``<name>.before-restore-<unix time>``, the copy takes
+    its place and ``store`` reopens on it (an older backup is migrated to the current schema); ``store.problem``
+    is cleared. Raises ``HistoryError`` with a sentence when the store is read-only or in memory, or the backup
+    cannot be read or is damaged (nothing changed then), or the swap fails (the old file is put back)."""
+    path = Path(str(store.path))
+    if str(store.path) == ":memory:" or store.read_only:
+        raise HistoryError("This session's chat history cannot be written, so a backup cannot be restored into "
+                           "it. Quit Brook and copy the backup over the history file instead.")
+    try:
+        src = sqlite3.connect(f"{backup.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            why = damage(src)
+            chats = int(src.execute("SELECT COUNT(*) FROM conversations").fetchone()[0]) if why is None else 0
+        finally:
+            src.close()
+    except sqlite3.Error as exc:
+        raise HistoryError(f"The backup {backup} cannot be read ({exc}); nothing was changed.") from None
+    if why is not None:
+        raise HistoryError(f"The backup {backup} is damaged ({why}); nothing was changed.")
+    stamp = int(time.time())
+    tmp = path.with_name(f"{path.name}.restoring-{stamp}")
+    try:
+        src = sqlite3.connect(f"{backup.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            dst = sqlite3.connect(str(tmp))
+            try:
+                src.backup(dst, pages=256)
+            finally:
+                dst.close()
+        finally:
+            src.close()
+    except (OSError, sqlite3.Error) as exc:
+        tmp.unlink(missing_ok=True)
+        raise HistoryError(f"The backup {backup} could not be copied ({exc}); nothing was changed.") from None
+    store.db.close()
+    moved: list[tuple[Path, Path]] = []
+    aside = path.with_name(f"{path.name}.before-restore-{stamp}")
+    try:
+        for suffix in ("", "-wal", "-shm"):
+            part = path.with_name(path.name + suffix)
+            if part.exists():
+                part.rename(path.with_name(f"{path.name}{suffix}.before-restore-{stamp}"))
+                moved.append((path.with_name(f"{path.name}{suffix}.before-restore-{stamp}"), part))
+        tmp.rename(path)
+    except OSError as exc:
+        for was, back in reversed(moved):
+            was.rename(back)
+        tmp.unlink(missing_ok=True)
+        store.db = store._connect()
+        raise HistoryError(f"The backup could not replace {path} ({exc.strerror or exc}); nothing was changed.") \
+            from None
+    store.db = store._connect()
+    store.problem = None
+    log.warning("history %s restored from %s (%d chats); the file it replaced is kept as %s", path, backup, chats,
+                aside.name)
+    return Restored(backup, chats, aside if moved else None)
 
 
 def backup_offer(folder: Path, history: Path) -> str:

@@ -23,12 +23,15 @@ from app.core.history.clean import clean_text, clean_time
 from app.core.history.columns import ensure_columns, versions_json
 from app.core.history.folders import FolderInfo
 from app.core.history.recovery import (
+    Restored,
     backup_offer,
     damage,
     guard_store,
+    latest_backup,
     looks_like_sqlite,
     recover,
     recovery_notice,
+    restore_backup,
     start_daily_backup,
 )
 from app.core.history.rows import MESSAGE_COLUMNS, loads, message_from_tuple, schema_module
@@ -92,6 +95,8 @@ class Store:
         self.read_only = read_only           # an old history shown from a read-only file or folder
         #: called with ``problem`` when damage found later in the session was repaired (the window shows it)
         self.on_problem: Callable[[str], None] | None = None
+        #: where the daily backups of this history are (``open_or_recover``'s ``backups``; default: next to it)
+        self.backups = Path(str(path)).parent / "backups"
         self.db = self._connect()
 
     def _connect(self) -> sqlite3.Connection:
@@ -158,7 +163,8 @@ class Store:
                 if recovered is not None:
                     return recovered
             return cls._set_aside(path, exc)
-        start_daily_backup(path, backups or path.parent / "backups")
+        store.backups = backups or path.parent / "backups"
+        start_daily_backup(path, store.backups)
         return store
 
     @classmethod
@@ -187,7 +193,8 @@ class Store:
         except (OSError, sqlite3.Error) as exc:
             log.error("recovering the history %s failed (%s)", path, exc)
             return None
-        store.problem = recovery_notice(r, why, backups or path.parent / "backups")
+        store.backups = backups or path.parent / "backups"
+        store.problem = recovery_notice(r, why, store.backups)
         return store
 
     @classmethod
@@ -230,6 +237,15 @@ class Store:
         if self.on_problem is not None:
             self.on_problem(self.problem)
         return self.problem
+
+    def restore_backup(self, backup: Path) -> Restored:
+        """Make the daily backup ``backup`` this history (``app.core.history.recovery.restore_backup``: the file it
+        replaces is kept aside). Raises ``HistoryError`` with a sentence (nothing changed)."""
+        return restore_backup(self, backup)
+
+    def latest_backup(self) -> tuple[Path, int] | None:
+        """The newest readable daily backup of this history and its number of chats (None: none yet)."""
+        return latest_backup(self.backups)
 
     def migrate(self) -> None:
         version = self.db.execute("PRAGMA user_version").fetchone()[0]
