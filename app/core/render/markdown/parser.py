@@ -89,11 +89,49 @@ def _not_a_price(rule: Any) -> Any:
     return math_inline
 
 
+_TODO = re.compile(r"\[[ xX]][ \t\n\v\f\r]+")
+_CHECKBOX = {
+    " ": '<input class="task-list-item-checkbox" disabled="disabled" type="checkbox">',
+    "x": '<input class="task-list-item-checkbox" checked="checked" disabled="disabled" type="checkbox">',
+}
+
+
+def _tasklists(state: Any) -> None:
+    """Core rule: ``mdit_py_plugins.tasklists`` (disabled boxes, no labels), token for token, in O(tokens).
+
+    The plugin finds each task item's list by scanning back from the item (quadratic: 2,000 task items took
+    ~250 ms of a ~380 ms parse here); this keeps the last token index seen at each nesting level instead."""
+    tokens = state.tokens
+    last_at: dict[int, int] = {}   # level → index of the last token before the one looked at
+    for i, tok in enumerate(tokens):
+        if (
+            2 <= i < len(tokens) - 1
+            and tok.type == "inline"
+            and tokens[i - 1].type == "paragraph_open"
+            and tokens[i - 2].type == "list_item_open"
+            and _TODO.match(tok.content)
+        ):
+            assert tok.children is not None
+            box = Token("html_inline", "", 0)
+            if tok.content.startswith("[ ] "):     # (a box after "[ ]" and a tab is empty, as the plugin's)
+                box.content = _CHECKBOX[" "]
+            elif tok.content.startswith(("[x] ", "[X] ")):
+                box.content = _CHECKBOX["x"]
+            tok.children.insert(0, box)
+            tok.children[1].content = tok.children[1].content[3:]
+            tok.content = tok.content[3:]
+            item = tokens[i - 2]
+            item.attrSet("class", "task-list-item")
+            tokens[last_at.get(item.level - 1, -1)].attrSet("class", "contains-task-list")
+        last_at[tok.level] = i
+
+
 def build_parser() -> MarkdownIt:
     """A new parser with Brook's syntax (see the module docstring)."""
     md = MarkdownIt("commonmark", {"html": False, "breaks": True})
     md.enable(["table", "strikethrough"])
     md.use(tasklists_plugin)
+    md.core.ruler.at("github-tasklists", _tasklists)   # the plugin's own rule, in linear time
     md.use(dollarmath_plugin, allow_space=False, allow_digits=False, allow_blank_lines=False, double_inline=True)
     md.use(brackets_plugin)
     dollars = next(r.fn for r in md.inline.ruler.__rules__ if r.name == "math_inline")
