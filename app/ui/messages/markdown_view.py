@@ -18,6 +18,8 @@ Links follow :mod:`.view_links` (what is opened, asked about, copied, folded).
 
 from __future__ import annotations
 
+import time
+
 from PySide6.QtCore import QEvent, QMimeData, Qt, QTimer, QUrl
 from PySide6.QtGui import (
     QFont,
@@ -166,8 +168,10 @@ class MarkdownView(PatchedView):
             return False  # reasoning folded: nothing to show until the answer starts
         active = md.thinking if thinking_active else md
         assert active is not None
+        t0 = time.perf_counter()
         self._patch(active.stable_blocks, active.tail_blocks, dim=thinking_active,
                     tail_final=0 if thinking_active else md.tail_final_pieces)
+        md.charge(time.perf_counter() - t0)   # the big-tail throttle counts the document's cost too
         return True
 
     def finish(self) -> None:

@@ -123,6 +123,7 @@ class MarkdownStream:
         self._finished = False
         self._render_t = 0.0
         self._render_cost = 0.0
+        self._chargeable = False  # the last render re-parsed the tail: its showing may be charged (charge)
         self._version = 0
 
     # -- input ---------------------------------------------------------------------------------------------
@@ -231,6 +232,7 @@ class MarkdownStream:
         """Render what arrived since the last call (may be deferred by the big-tail throttle), and code colours
         and formulas the worker pools delivered since. Sets :attr:`restyled_from` (see :meth:`_restyle`)."""
         self.restyled_from = None
+        self._chargeable = False
         if self.highlights_pending and self._pool_moved():
             self._restyle()
             if self._finished:
@@ -280,6 +282,21 @@ class MarkdownStream:
         self._render_tail()
         self._render_t = self._clock()
         self._render_cost = self._render_t - t0
+        self._chargeable = True
+
+    def charge(self, seconds: float) -> bool:
+        """Add ``seconds`` (what showing the last :meth:`render` cost its caller, e.g. a view inserting the new
+        tail into its document) to that render's cost, which the big-tail throttle waits 4 × of before it
+        re-parses a tail that grew by less than :data:`BIG_TAIL_GROWTH`: so parsing *and* showing a long open
+        block take at most about a fifth of the time. Only a render that re-parsed the tail can be charged,
+        once; returns whether this one was. ``ValueError`` for a negative or non-finite ``seconds``."""
+        if not 0.0 <= seconds < float("inf"):
+            raise ValueError(f"charge() needs a finite duration >= 0 s, got {seconds!r}")
+        if not self._chargeable:
+            return False
+        self._chargeable = False
+        self._render_cost += seconds
+        return True
 
     def finish(self) -> int:
         """End of stream: render everything as final; returns the index of the first changed stable block.

@@ -180,6 +180,13 @@ class IncrementalMarkdown:
         self._answer.render()
         return self.version != before
 
+    def charge(self, seconds: float) -> bool:
+        """Charge what showing the last :meth:`render` cost (seconds) to the stream that re-parsed its tail in it
+        (the answer's, else the reasoning's): see :meth:`MarkdownStream.charge`. Returns whether one took it."""
+        if self._answer.charge(seconds):
+            return True
+        return self.thinking is not None and self.thinking.charge(seconds)
+
     def finish(self) -> int:
         """End of stream: render everything as final; returns the index of the first changed stable block of the
         answer (see :meth:`MarkdownStream.finish`). Idempotent."""

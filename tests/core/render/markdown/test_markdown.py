@@ -372,6 +372,25 @@ def test_big_tail_throttle_uses_the_injected_clock() -> None:
     assert md.render() is True and "more" in md.tail_html
 
 
+
+def test_big_tail_throttle_counts_the_charged_showing_cost() -> None:
+    """What the caller charges for showing a re-parsed tail (a view's insert) stretches the throttle's wait."""
+    now = [0.0]
+    md = IncrementalMarkdown(clock=lambda: now[0])
+    md.feed("word " * 500)
+    assert md.render() is True
+    assert md.charge(0.5) is True              # the view took 0.5 s to show that tail
+    assert md.charge(0.5) is False             # once per re-parse
+    md.feed("more ")
+    now[0] += 1.0                              # past BIG_TAIL_MIN_S, not past 4 × (0 + 0.5 s)
+    assert md.render() is False and "more" not in md.tail_html
+    now[0] += 1.5
+    assert md.render() is True and "more" in md.tail_html
+    md.feed("x")
+    assert md.render() is False and md.charge(0.1) is False   # a render that did not re-parse takes no charge
+    with pytest.raises(ValueError, match="finite duration"):
+        md.charge(-1.0)
+
 HAIKU = "An old silent pond\nA frog jumps into the pond—\nSplash! Silence again.\n"
 
 
