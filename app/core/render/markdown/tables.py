@@ -8,6 +8,7 @@ complete, the column widths final), so only the last groups are rendered again: 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -49,6 +50,13 @@ def split_table(tokens: list[Token]) -> tuple[list[Token], list[list[Token]], To
         rows.append(tokens[i : j + 1])
         i = j + 1
     return head, rows, tbody, tokens[i:]
+
+
+#: Lines in a table's rows (as the streaming fast path took them) or after it on which a parse of the table
+#: alone may end it elsewhere than the reply's render: a ``$$`` or ``\\[`` formula, or a reasoning tag
+#: (``<think>``, ``[THINK]``, harmony's ``<|``), which the reply's render splits off or reads first. The fast
+#: close leaves those tables to a re-parse of the tail.
+_UNSURE = re.compile(r"\$\$|\\\[|<\s*/?\s*think|\[/?THINK\]|<\|", re.IGNORECASE)
 
 
 class OpenTable:
@@ -138,7 +146,7 @@ class OpenTable:
         it did not end there or the fast path does not know (the caller re-parses the tail)."""
         done = len(self.rows)
         new = lines[2 + done :]
-        if self.widths is None or not new or any("$$" in line for line in new):
+        if self.widths is None or not new or any(_UNSURE.search(line) for line in lines[2:]):
             return None
         src = lines[0] + "\n" + lines[1] + "\n" + "".join(line + "\n" for line in new)
         tokens = parse(src, {"references": dict(references)})

@@ -41,3 +41,16 @@ def test_a_table_ending_in_the_same_feed_as_it_opens_takes_the_ordinary_path() -
     md.render()
     md.finish()
     assert md.html == render_markdown(text)
+
+
+def test_rows_that_a_formula_or_a_later_think_ends_are_left_to_a_reparse() -> None:
+    # found by hypothesis: the fast path takes "\[", "x", "\]", "<think>" as rows; the reply's render ends the
+    # table at the formula and folds the later reasoning, so closing from the rows taken would differ
+    text = ("<think>r</think>| a |\n|---|\n| 1 |\nAnswer **a**.\nAnswer **a**.\n\\[\nx\n\\]\n"
+            "<think>\nagain\n\n- item\n</think>\n")
+    md = IncrementalMarkdown()
+    for ch in text:
+        md.feed(ch)
+        md.render()
+    md.finish()
+    assert md.html == render_markdown(text)
