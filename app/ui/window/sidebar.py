@@ -133,9 +133,13 @@ class ChatList(QTreeWidget):
         by a generator that was not run to its end crashes the next ``clear()`` in PySide6.)"""
         for i in range(self.topLevelItemCount()):
             top = self.topLevelItem(i)
+            if top is None:          # an index in range always has an item; the stubs say it may be None
+                continue
             yield top
             for j in range(top.childCount()):
-                yield top.child(j)
+                child = top.child(j)
+                if child is not None:
+                    yield child
 
     def chat_rows(self) -> list[QTreeWidgetItem]:
         """The chat rows, top to bottom (pinned first)."""
