@@ -182,7 +182,7 @@ class ClockedEngine:
     in-process path, where the decode thread is the streaming core's worker thread. One generator frame more
     per chunk (≈ 0.1 µs); every other attribute is the engine's."""
 
-    def __init__(self, engine: Any) -> None:
+    def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.figures: dict[str, Any] | None = None
 
