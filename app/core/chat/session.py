@@ -1,105 +1,45 @@
 """The chat session: one object that owns the life of the conversations in a window (no Qt).
 
-It sends, stops, deletes, switches conversation, saves (autosave while a reply streams), titles
-new chats, and loads or switches the engine. Each running reply is one ``Generation`` (its task, token stream,
-metrics and id). A reply keeps generating when another conversation is shown; the session keeps that
-conversation in memory until the reply ends, so coming back shows it whole.
+It sends, stops, deletes, switches conversation, saves (autosave while a reply streams) and titles new chats;
+loading and switching the engine is its base class's job (``app.core.chat.model_loading``). Each running reply is
+one ``Generation`` (its task, token stream, metrics and id). A reply keeps generating when another conversation is
+shown; the session keeps that conversation in memory until the reply ends, so coming back shows it whole.
 
 The window is a view: it tells the session what the user did and draws what the session reports through a
-``SessionListener`` (every method a no-op by default). All methods run on the event loop's thread.
+``SessionListener`` (every method a no-op by default; it and the enums ``ModelState`` and ``NoticeKind`` live in
+``app.core.chat.listener`` and are named here too). All methods run on the event loop's thread.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import enum
 import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from app.core.chat.listener import ModelState, NoticeKind, SessionListener
+from app.core.chat.model_loading import ModelLoading
 from app.core.chat.presets import chat_params, new_chat
 from app.core.conversation import Conversation, Message, MessageStatus, Role
-from app.core.errors import BrookError, LoadCancelled
+from app.core.errors import BrookError
 from app.core.history.store import Store
 from app.core.history.timeline_writer import TimelineWriter
 from app.core.model_settings import ModelSettings, ModelSettingsStore
 from app.core.settings import AppSettings
 from app.core.streaming.generation import Generation, StreamSettings, generate, mark_stopped
 from app.core.streaming.generation import shutdown as shutdown_generations
-from app.core.streaming.scheduler import FairScheduler, scheduler_for
-from app.core.text import QT_TRANSLATE_NOOP
+from app.core.streaming.scheduler import scheduler_for
 from app.core.types import GenerationParams
 
 if TYPE_CHECKING:
     from app.engine.base import Engine
 
 log = logging.getLogger("brook.session")
-#: Notices after a model switch that did not happen (English; the window translates them: ``Notes`` context).
-KEPT_CANCELLED = QT_TRANSLATE_NOOP("Notes", "Kept %1: loading %2 was cancelled.")
-KEPT_FAILED = QT_TRANSLATE_NOOP("Notes", "Kept %1: the other model could not be loaded (%2).")
 
 #: Longest title made from a chat's first message (characters; an ellipsis marks the cut).
 TITLE_CHARS = 60
-
-
-class ModelState(enum.Enum):
-    """Where the session's engine is: loading it, ready (``IDLE``, replies run), failed to load (``ERROR``;
-    ``ChatSession.load_error`` says why), or unloaded to free its memory (the next send loads it again)."""
-
-    LOADING = "loading"
-    IDLE = "idle"
-    ERROR = "error"
-    UNLOADED = "unloaded"
-
-
-class NoticeKind(enum.Enum):
-    """What a notice is: information, or an error (the view gives each its look)."""
-
-    INFO = "info"
-    ERROR = "error"
-
-
-class SessionListener:
-    """What the view is told. Override what you draw; each default does nothing."""
-
-    def conversation_shown(self, conv: Conversation) -> None:
-        """``conv`` is now the current conversation (new, opened, or after a delete)."""
-
-    def message_added(self, conv: Conversation, msg: Message) -> None:
-        """``msg`` was appended to ``conv`` (a user message, or a reply about to generate)."""
-
-    def message_removed(self, conv: Conversation, msg: Message) -> None:
-        """``msg`` left ``conv`` (deleted; or about to be drawn again: ``app.core.chat.session_ops``)."""
-
-    def reply_started(self, gen: Generation) -> None:
-        """A generation began (``gen.reply`` was added just before)."""
-
-    def reply_changed(self, gen: Generation) -> None:
-        """``gen.reply``'s status, error or figures changed (also once more after it ended, with final figures)."""
-
-    def reply_stopping(self, gen: Generation) -> None:
-        """Stop was pressed: paint what has arrived now and freeze the reply's view; nothing later is shown."""
-
-    def reply_ended(self, gen: Generation) -> None:
-        """``gen.reply`` reached a final status (once per generation); it has been saved."""
-
-    def busy_changed(self) -> None:
-        """The set of conversations with a running reply changed (``ChatSession.busy_conversations``)."""
-
-    def history_changed(self) -> None:
-        """The saved conversations' list changed (new chat saved, deleted, restored)."""
-
-    def model_state_changed(self, state: ModelState) -> None:
-        """``ChatSession.model_state`` changed (``load_error`` says why an ``ERROR``)."""
-
-    def load_progress(self, fraction: float) -> None:
-        """The engine reported load progress (0..1), from its thread, re-posted on the loop."""
-
-    def notice(self, text: str, kind: NoticeKind) -> None:
-        """A sentence for the user, in English (the view translates it: ``QT_TRANSLATE_NOOP`` templates)."""
 
 
 @dataclass(eq=False)
@@ -121,10 +61,11 @@ class ReplyRun:
         return self.ended and not g.worker_alive and (g.task is None or g.task.done())
 
 
-class ChatSession:
+class ChatSession(ModelLoading):
     """Conversations, their replies and the engine they run on.
 
-    - ``engine`` / ``scheduler``: the model and its fair scheduler (shared per engine);
+    - ``engine`` / ``scheduler``: the model and its fair scheduler (shared per engine), loaded, unloaded and
+      switched by the base class (``app.core.chat.model_loading.ModelLoading``);
     - ``conversation``: the one shown; ``running`` maps reply id → its ``Generation`` while it generates (a
       view of the session's one list of ``ReplyRun`` records; a conversation with a running reply stays in
       memory through its run, so coming back to it shows the live reply);
@@ -140,7 +81,7 @@ class ChatSession:
                  listener: SessionListener | None = None,
                  opener: Callable[[str], Engine] | None = None) -> None:
         self.engine = engine
-        self.scheduler: FairScheduler = scheduler_for(engine)
+        self.scheduler = scheduler_for(engine)
         self.settings = settings or AppSettings()
         self.store = store
         self.listener = listener or SessionListener()
@@ -200,121 +141,6 @@ class ChatSession:
             if r.gen.reply is reply:
                 return r.gen
         return None
-
-    # -- engine ------------------------------------------------------------------------------------------
-    async def load(self, *, say_cancel: bool = True) -> bool:
-        """Load ``engine`` in a worker thread (the loop keeps running). Returns success; on failure
-        ``model_state`` is ``ERROR``, ``load_error`` says why and the view gets a notice (a cancelled load
-        only when ``say_cancel``). ``cancel_load()`` cancels it."""
-        self._set_model_state(ModelState.LOADING)
-        loop = asyncio.get_running_loop()
-        listener = self.listener
-        cancel = self.load_cancel = threading.Event()
-        name = self.engine.name
-
-        def progress(fraction: float) -> None:
-            if cancel.is_set():
-                raise LoadCancelled(name)
-            with contextlib.suppress(RuntimeError):      # the loop closed while loading
-                loop.call_soon_threadsafe(listener.load_progress, fraction)
-
-        loading = self.loading = loop.run_in_executor(None, self.engine.load, progress)
-        try:
-            await loading
-        except Exception as exc:
-            self.load_error = str(exc)
-            if cancel.is_set() and not isinstance(exc, LoadCancelled):   # it ended otherwise, after the Cancel
-                exc = LoadCancelled(name)
-                self.load_error = str(exc)
-            if isinstance(exc, LoadCancelled):
-                log.info("%s", exc)
-            else:
-                log.error("model load failed: %s", exc, exc_info=not isinstance(exc, BrookError))
-            self._set_model_state(ModelState.ERROR)
-            if say_cancel or not isinstance(exc, LoadCancelled):
-                self.listener.notice(f"⚠ {exc}", NoticeKind.ERROR)
-            return False
-        if cancel.is_set():        # Cancel came after the engine's last progress report: free it again
-            await loop.run_in_executor(None, self.engine.unload)
-            self.load_error = str(LoadCancelled(name))
-            self._set_model_state(ModelState.ERROR)
-            if say_cancel:
-                self.listener.notice(f"⚠ {self.load_error}", NoticeKind.ERROR)
-            return False
-        self.load_error = None
-        self._set_model_state(ModelState.IDLE)
-        self._loaded.set()
-        return True
-
-    async def unload(self) -> None:
-        """Free the engine's memory (weights and KV cache) once every reply's worker has ended; ``model_state``
-        becomes ``UNLOADED`` and the next reply waits for ``load()`` (idle unload, File → Models → Unload).
-        Call ``stop_all()`` first to end running replies; this waits for their workers, it does not stop them."""
-        for r in list(self._runs):
-            if r.gen.stream is not None:
-                await r.gen.stream.wait_closed()
-        self._loaded.clear()
-        await asyncio.get_running_loop().run_in_executor(None, self.engine.unload)
-        self._set_model_state(ModelState.UNLOADED)
-
-    def cancel_load(self) -> bool:
-        """Cancel the model load in progress (thread-safe): the engine stops at its next progress report and
-        frees what it loaded; ``switch_engine`` then loads the previous model again. False when nothing loads."""
-        if self.model_state is not ModelState.LOADING or self.load_cancel.is_set():
-            return False
-        self.load_cancel.set()
-        return True
-
-    async def open_model(self, path: str) -> bool:
-        """Open the GGUF at ``path`` instead of the current model (see ``switch_engine``). A file that cannot be
-        opened is refused with a notice before anything is unloaded. On success the path is remembered."""
-        try:
-            new = self._open(path)
-        except BrookError as exc:
-            self.listener.notice(f"⚠ {exc}", NoticeKind.ERROR)
-            return False
-        if not await self.switch_engine(new):
-            return False
-        self.settings.model_path = path
-        self.settings.recent_models = [path, *[p for p in self.settings.recent_models if p != path]][:10]
-        self.save_settings()
-        return True
-
-    async def switch_engine(self, new: Engine) -> bool:
-        """Replace the engine by ``new``: stop every reply, wait for their workers, unload the old model, load
-        ``new``. If ``new`` fails to load, the old model is loaded again (with a notice), so a bad file never
-        leaves the session without a model. Returns True when ``new`` is in use."""
-        self.stop_all()
-        old = self.engine
-        self._loaded.clear()
-        for r in list(self._runs):            # the old model's workers end before it is freed
-            if r.gen.stream is not None:
-                await r.gen.stream.wait_closed()
-        await asyncio.get_running_loop().run_in_executor(None, old.unload)
-        self._set_engine(new)
-        if await self.load(say_cancel=False):
-            return True
-        failed = self.load_error
-        cancelled = self.load_cancel.is_set()
-        self._set_engine(old)
-        if await self.load():
-            said = KEPT_CANCELLED if cancelled else KEPT_FAILED
-            self.listener.notice(said.replace("%1", old.name).replace("%2", new.name if cancelled else str(failed)),
-                                 NoticeKind.INFO)
-        return False
-
-    def _open(self, path: str) -> Engine:
-        if self.opener is None:
-            raise BrookError("This window cannot open other models.")
-        return self.opener(path)
-
-    def _set_engine(self, engine: Engine) -> None:
-        self.engine = engine
-        self.scheduler = scheduler_for(engine)
-
-    def _set_model_state(self, state: ModelState) -> None:
-        self.model_state = state
-        self.listener.model_state_changed(state)
 
     # -- conversations -----------------------------------------------------------------------------------
     def _new_conversation(self) -> Conversation:
@@ -489,6 +315,12 @@ class ChatSession:
         """Stop every running reply, in every conversation."""
         for g in list(self.running.values()):
             self._stop(g)
+
+    async def _workers_closed(self) -> None:
+        """Return once every reply's worker thread has returned (stopped replies' too): the engine is free."""
+        for r in list(self._runs):
+            if r.gen.stream is not None:
+                await r.gen.stream.wait_closed()
 
     def _stop(self, gen: Generation) -> None:
         if gen.task is None or gen.task.done() or gen.reply.status.final:

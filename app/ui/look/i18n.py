@@ -152,7 +152,7 @@ def _install_english_plurals(app: QCoreApplication) -> None:
 def source_files() -> list[str]:
     """The files lupdate reads: every UI module, and the core modules with ``QT_TRANSLATE_NOOP`` templates."""
     app_dir = Path(__file__).resolve().parents[2]
-    core = ("chat/presets.py", "streaming/provenance.py", "chat/notes.py", "chat/session.py")
+    core = ("chat/presets.py", "streaming/provenance.py", "chat/notes.py", "chat/model_loading.py")
     return [*sorted(str(p) for p in (app_dir / "ui").rglob("*.py")), *(str(app_dir / "core" / f) for f in core)]
 
 

@@ -1,5 +1,5 @@
 """Texts that used to stay English in the Chinese UI: the stream inspector's labels, the load progress window, and
-the core's notes and notices (``app.core.chat.notes``, ``app.core.chat.session``), which the UI translates at its
+the core's notes and notices (``app.core.chat.notes``, ``app.core.chat.model_loading``), which the UI translates at its
 boundary
 (``app.ui.look.retranslate.core_text``) because the core never imports Qt."""
 
@@ -10,7 +10,7 @@ import re
 import pytest
 
 from app.core.chat import notes
-from app.core.chat.session import KEPT_CANCELLED
+from app.core.chat.model_loading import KEPT_CANCELLED
 from app.core.conversation import Message, MessageStatus, Role
 from app.ui.look import i18n
 from app.ui.look.retranslate import core_text
