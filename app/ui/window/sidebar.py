@@ -11,225 +11,53 @@ closed is kept in the history file), then every other chat; each group most rece
   the drop changes the history and the list is filled again from it.
 - A click on a folder opens or closes it (Enter, ← and → too); the shown chat inside a closed folder marks the
   folder as current. A search hit in a closed folder opens the folder (``reveal``).
+
+The list widget, its rows and the drag of a chat row are ``app.ui.window.chat_list``; the folder dialogs
+``app.ui.window.folder_dialogs``.
 """
 
 from __future__ import annotations
 
-import enum
-import os
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QCoreApplication, QMimeData, QObject, QPoint, QPointF, QSize, Qt
-from PySide6.QtGui import (
-    QAction,
-    QColor,
-    QDragEnterEvent,
-    QDragMoveEvent,
-    QDropEvent,
-    QFont,
-    QIcon,
-    QKeyEvent,
-    QKeySequence,
-    QPainter,
-    QPixmap,
-    QPolygonF,
-)
-from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QInputDialog,
-    QMainWindow,
-    QMenu,
-    QMessageBox,
-    QPushButton,
-    QTreeWidget,
-    QTreeWidgetItem,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtCore import QCoreApplication, QObject, QPoint, Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QInputDialog, QMainWindow, QMenu, QPushButton, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from app.core.chat.session import ChatSession, NoticeKind
 from app.core.errors import BrookError
-from app.core.history.folders import MAX_NAME, FolderNameError
+from app.ui.window.chat_list import (
+    ChatList,
+    DropTarget,
+    RowKind,
+    chat_of,
+    chat_row,
+    dot_icon,
+    folder_of,
+    folder_row,
+    kind_of,
+    pinned_heading,
+    set_chevron,
+)
+from app.ui.window.folder_dialogs import FolderDialogs
 from app.ui.window.search_panel import SearchPanel
 
-#: Item data role of a chat row that holds True while the chat has a reply generating.
-BUSY_ROLE = Qt.ItemDataRole.UserRole + 1
-#: Item data role holding a row's ``RowKind``.
-KIND_ROLE = Qt.ItemDataRole.UserRole + 2
-#: Item data role of a folder row holding the folder's id (a chat row holds its chat's id in ``UserRole``).
-FOLDER_ROLE = Qt.ItemDataRole.UserRole + 3
-#: The key that pins or unpins a chat.
-PIN_KEY = "Ctrl+Shift+P"
-#: The drag-and-drop type of a chat row.
-CHAT_MIME = "application/x-brook-chat"
-
-
-class RowKind(enum.IntEnum):
-    """What a row of the chat list is."""
-
-    CHAT = 0
-    FOLDER = 1
-    PINNED = 2       # the "Pinned" heading
-
-
-@dataclass(frozen=True, slots=True)
-class DropTarget:
-    """Where a dropped chat goes: pinned (its folder kept), or into ``folder_id`` (None: no folder), unpinned."""
-
-    folder_id: int | None = None
-    pinned: bool = False
-
+if TYPE_CHECKING:
+    from app.core.history.store import Store
 
 # Qt's lookup (lupdate reads its literal calls; the sidebar's texts are in the window's "MainWindow" context)
 translate = QCoreApplication.translate
 
-
-def kind_of(item: QTreeWidgetItem | None) -> RowKind | None:
-    """The kind of ``item`` (None for no item)."""
-    return None if item is None else RowKind(int(item.data(0, KIND_ROLE) or 0))
-
-
-def chat_of(item: QTreeWidgetItem | None) -> int | None:
-    """The chat id of a chat row (None for a folder, a heading or no item)."""
-    if kind_of(item) is not RowKind.CHAT or item is None:
-        return None
-    value = item.data(0, Qt.ItemDataRole.UserRole)
-    return None if value is None else int(value)
-
-
-def folder_of(item: QTreeWidgetItem | None) -> int | None:
-    """The folder id of a folder row (None otherwise)."""
-    if kind_of(item) is not RowKind.FOLDER or item is None:
-        return None
-    return int(item.data(0, FOLDER_ROLE))
-
-
-class ChatList(QTreeWidget):
-    """The grouped chat list (one column, no header). ``on_drop(conversation id, DropTarget)`` is called when a
-    chat row is dropped; the rows themselves never move (the sidebar fills the list again from the history)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.on_drop: Callable[[int, DropTarget], None] | None = None
-        self.setObjectName("history")
-        self.setHeaderHidden(True)
-        self.setColumnCount(1)
-        self.setRootIsDecorated(False)          # folders draw their own chevron; top-level chats sit flush
-        self.setIndentation(14)
-        self.setUniformRowHeights(True)
-        self.setExpandsOnDoubleClick(False)     # a single click opens or closes a folder
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setTextElideMode(Qt.TextElideMode.ElideRight)
-        self.setIconSize(QSize(12, 12))
-        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.setDragDropMode(QAbstractItemView.DragDropMode.DragDrop)
-        self.setDefaultDropAction(Qt.DropAction.MoveAction)
-        self.setDropIndicatorShown(True)
-        self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-
-    def rows(self) -> Iterator[QTreeWidgetItem]:
-        """Every row, top to bottom (closed folders' chats too). (Not ``QTreeWidgetItemIterator``: one left alive
-        by a generator that was not run to its end crashes the next ``clear()`` in PySide6.)"""
-        for i in range(self.topLevelItemCount()):
-            top = self.topLevelItem(i)
-            if top is None:          # an index in range always has an item; the stubs say it may be None
-                continue
-            yield top
-            for j in range(top.childCount()):
-                child = top.child(j)
-                if child is not None:
-                    yield child
-
-    def chat_rows(self) -> list[QTreeWidgetItem]:
-        """The chat rows, top to bottom (pinned first)."""
-        return [r for r in self.rows() if kind_of(r) is RowKind.CHAT]
-
-    def titles(self) -> list[str]:
-        """The chats' titles, top to bottom."""
-        return [r.text(0) for r in self.chat_rows()]
-
-    def row_of_chat(self, conv_id: int) -> QTreeWidgetItem | None:
-        return next((r for r in self.chat_rows() if chat_of(r) == conv_id), None)
-
-    def row_of_folder(self, folder_id: int) -> QTreeWidgetItem | None:
-        return next((r for r in self.rows() if folder_of(r) == folder_id), None)
-
-    def drop_target(self, pos: QPoint) -> DropTarget:
-        """Where a chat dropped at ``pos`` (viewport coordinates) goes."""
-        item = self.itemAt(pos)
-        kind = kind_of(item)
-        parent = item.parent() if item is not None else None
-        if kind is RowKind.CHAT and parent is not None:
-            item, kind = parent, kind_of(parent)
-        if kind is RowKind.FOLDER:
-            return DropTarget(folder_of(item))
-        if kind is RowKind.PINNED:
-            return DropTarget(pinned=True)
-        return DropTarget()
-
-    # -- drag and drop --------------------------------------------------------------------------------------
-    def mimeTypes(self) -> list[str]:
-        return [CHAT_MIME]
-
-    def mimeData(self, items: Sequence[QTreeWidgetItem]) -> QMimeData:
-        """A dragged chat row: ``CHAT_MIME`` holding ``<process id>:<chat id>`` (so a drag from another Brook
-        window, of another history, is refused)."""
-        data = QMimeData()
-        ids = [c for c in (chat_of(i) for i in items) if c is not None]
-        if ids:
-            data.setData(CHAT_MIME, QByteArray(f"{os.getpid()}:{ids[0]}".encode("ascii")))
-        return data
-
-    @staticmethod
-    def dragged_chat(data: QMimeData | None) -> int | None:
-        """The chat id a drag of this list carries (None: not one of ours)."""
-        if data is None or not data.hasFormat(CHAT_MIME):
-            return None
-        pid, _, conv = bytes(data.data(CHAT_MIME).data()).decode("ascii", "replace").partition(":")
-        return int(conv) if pid == str(os.getpid()) and conv.isdigit() else None
-
-    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        if self.dragged_chat(event.mimeData()) is None:
-            event.ignore()
-            return
-        super().dragEnterEvent(event)
-        event.setDropAction(Qt.DropAction.MoveAction)
-        event.accept()
-
-    def dragMoveEvent(self, event: QDragMoveEvent) -> None:
-        if self.dragged_chat(event.mimeData()) is None:
-            event.ignore()
-            return
-        super().dragMoveEvent(event)            # auto-scroll and the drop indicator
-        event.setDropAction(Qt.DropAction.MoveAction)
-        event.accept()
-
-    def dropEvent(self, event: QDropEvent) -> None:
-        conv_id = self.dragged_chat(event.mimeData())
-        if conv_id is None:
-            event.ignore()
-            return
-        target = self.drop_target(event.position().toPoint())
-        event.setDropAction(Qt.DropAction.IgnoreAction)      # the rows stay where they are: the list is refilled
-        event.accept()
-        self.setState(QAbstractItemView.State.NoState)
-        self.viewport().update()
-        if self.on_drop is not None:
-            self.on_drop(conv_id, target)
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        item = self.currentItem()
-        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and kind_of(item) is RowKind.FOLDER and item:
-            item.setExpanded(not item.isExpanded())
-            return
-        super().keyPressEvent(event)
+#: The key that pins or unpins a chat.
+PIN_KEY = "Ctrl+Shift+P"
 
 
 class ChatSidebar(QObject):
     """The sidebar's panel (``panel``: New chat, ``search``, the chat list ``chats``) and everything the chat list
-    does: open a chat, pin, folders, drag and drop, the context menu. The window puts ``pin_action``,
-    ``new_folder_action`` and ``move_menu_entries`` in its Chat menu and gives ``attach`` its Delete/Undo.
+    does: open a chat, pin, folders (``folders``: its dialogs), drag and drop, the context menu. The window puts
+    ``pin_action``, ``new_folder_action`` and ``fill_move_menu`` (Move to folder) in its Chat menu and gives
+    ``attach`` its Delete/Undo.
 
     Args:
         session: the chats, their history file (``session.store``; no store: no list), and the shown chat.
@@ -262,8 +90,9 @@ class ChatSidebar(QObject):
         self.pin_action.setShortcut(QKeySequence(PIN_KEY))
         self.pin_action.triggered.connect(lambda: self.toggle_pin())
         parent.addAction(self.pin_action)
+        self.folders = FolderDialogs(session, self.chats, parent, self.refresh, self._guard)
         self.new_folder_action = QAction(translate("MainWindow", "New &folder…"), parent)
-        self.new_folder_action.triggered.connect(lambda: self.new_folder())
+        self.new_folder_action.triggered.connect(lambda: self.folders.new_folder())
         self._delete_chat: Callable[[int], object] = lambda _cid: None
         self._list_actions: list[QAction] = []
 
@@ -296,38 +125,27 @@ class ChatSidebar(QObject):
         busy = self.session.busy_conversations()
         shown = self.session.conversation.id
         lst = self.chats
-        dot = _dot_icon(lst.palette().highlight().color())
+        dot = dot_icon(lst.palette().highlight().color())
         scroll = lst.verticalScrollBar().value()
         lst.blockSignals(True)
         lst.clear()
         rows: dict[int, QTreeWidgetItem] = {}
         pinned = [i for i in infos if i.pinned]
         if pinned:
-            head = QTreeWidgetItem([translate("MainWindow", "Pinned")])
-            head.setData(0, KIND_ROLE, int(RowKind.PINNED))
-            head.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsDropEnabled)
-            head.setForeground(0, lst.palette().placeholderText())
-            head.setFont(0, _small_bold(lst.font()))
-            head.setToolTip(0, translate("MainWindow", "Pinned chats (Ctrl+Shift+P pins or unpins a chat)"))
+            head = pinned_heading(lst)
             lst.addTopLevelItem(head)
             for info in pinned:
-                rows[info.id] = self._chat_row(info.title, info.id, info.id in busy, dot)
+                rows[info.id] = chat_row(info.title, info.id, info.id in busy, dot)
                 head.addChild(rows[info.id])
             head.setExpanded(True)
         folder_rows: dict[int, QTreeWidgetItem] = {}
         for f in folders:
-            row = QTreeWidgetItem([f.name])
-            row.setData(0, KIND_ROLE, int(RowKind.FOLDER))
-            row.setData(0, FOLDER_ROLE, f.id)
-            row.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsDropEnabled)
-            row.setFont(0, _bold(lst.font()))
-            row.setChildIndicatorPolicy(QTreeWidgetItem.ChildIndicatorPolicy.ShowIndicator)
-            lst.addTopLevelItem(row)
-            folder_rows[f.id] = row
+            folder_rows[f.id] = folder_row(lst, f.name, f.id)
+            lst.addTopLevelItem(folder_rows[f.id])
         for info in infos:
             if info.pinned:
                 continue
-            rows[info.id] = self._chat_row(info.title, info.id, info.id in busy, dot)
+            rows[info.id] = chat_row(info.title, info.id, info.id in busy, dot)
             parent = folder_rows.get(info.folder_id) if info.folder_id is not None else None
             if parent is not None:
                 parent.addChild(rows[info.id])
@@ -338,7 +156,7 @@ class ChatSidebar(QObject):
             row.setExpanded(not f.collapsed)
             n = row.childCount()
             row.setToolTip(0, f.name + " — " + self.tr("%n chat(s)", "", n))
-            self._set_chevron(row)
+            set_chevron(lst, row)
         current = rows.get(shown) if shown is not None else None
         folder = current.parent() if current is not None else None
         if folder is not None and not folder.isExpanded():
@@ -350,20 +168,6 @@ class ChatSidebar(QObject):
         lst.verticalScrollBar().setValue(scroll)
         lst.blockSignals(False)
         self._update_pin_text()
-
-    def _chat_row(self, title: str, conv_id: int, generating: bool, dot: QIcon) -> QTreeWidgetItem:
-        row = QTreeWidgetItem([title])
-        row.setData(0, Qt.ItemDataRole.UserRole, conv_id)
-        row.setData(0, KIND_ROLE, int(RowKind.CHAT))
-        row.setData(0, BUSY_ROLE, generating)
-        row.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsDragEnabled)
-        row.setToolTip(0, title + (" — " + translate("MainWindow", "generating…") if generating else ""))
-        if generating:
-            row.setIcon(0, dot)
-        return row
-
-    def _set_chevron(self, row: QTreeWidgetItem) -> None:
-        row.setIcon(0, _chevron(self.chats.palette().text().color(), row.isExpanded()))
 
     def reveal(self, conv_id: int) -> None:
         """Show chat ``conv_id``'s row: its folder opens (and stays open), the list scrolls to it."""
@@ -392,7 +196,7 @@ class ChatSidebar(QObject):
         folder_id = folder_of(item)
         if folder_id is None or self.session.store is None:
             return
-        self._set_chevron(item)
+        set_chevron(self.chats, item)
         self._guard(lambda s: s.set_folder_collapsed(folder_id, not expanded))
 
     # -- pins and folders ------------------------------------------------------------------------------------
@@ -440,57 +244,17 @@ class ChatSidebar(QObject):
 
     def drop(self, conv_id: int, target: DropTarget) -> None:
         """A chat row dropped on ``target`` (see ``ChatList.drop_target``)."""
-        def apply(store: object) -> None:
+        def apply(store: Store) -> None:
             if target.pinned:
-                store.set_pinned(conv_id, True)              # type: ignore[attr-defined]
+                store.set_pinned(conv_id, True)
                 return
-            store.move_to_folder(conv_id, target.folder_id)  # type: ignore[attr-defined]
-            store.set_pinned(conv_id, False)                 # type: ignore[attr-defined]
+            store.move_to_folder(conv_id, target.folder_id)
+            store.set_pinned(conv_id, False)
         self._guard(apply)
         self.refresh()
         row = self.chats.row_of_chat(conv_id)
         if row is not None:
             self.reveal(conv_id)
-
-    def new_folder(self, conv_id: int | None = None, name: str | None = None) -> int | None:
-        """Ask for a name (unless ``name`` is given) and make a folder; ``conv_id`` goes into it. Returns the new
-        folder's id (None: cancelled, or the name could not be used: a message says why)."""
-        store = self.session.store
-        if store is None:
-            return None
-        if name is None:
-            name, ok = QInputDialog.getText(self.window, translate("MainWindow", "New folder"),
-                                            translate("MainWindow", "Folder name"))
-            if not ok:
-                return None
-        try:
-            folder_id = store.create_folder(name)
-        except BrookError as exc:
-            self._refuse(exc)
-            return None
-        if conv_id is not None:
-            self._guard(lambda s: s.move_to_folder(conv_id, folder_id))
-        self.refresh()
-        return folder_id
-
-    def rename_folder(self, folder_id: int, name: str | None = None) -> bool:
-        """Ask for (or take) a new name for folder ``folder_id``. Returns True when renamed."""
-        store = self.session.store
-        row = self.chats.row_of_folder(folder_id)
-        if store is None or row is None:
-            return False
-        if name is None:
-            name, ok = QInputDialog.getText(self.window, translate("MainWindow", "Rename folder"),
-                                            translate("MainWindow", "Folder name"), text=row.text(0))
-            if not ok:
-                return False
-        try:
-            store.rename_folder(folder_id, name)
-        except (BrookError, KeyError) as exc:
-            self._refuse(exc)
-            return False
-        self.refresh()
-        return True
 
     def delete_folder(self, folder_id: int) -> bool:
         """Delete folder ``folder_id``; its chats stay, ungrouped (the status bar says how many)."""
@@ -549,7 +313,8 @@ class ChatSidebar(QObject):
             act.triggered.connect(lambda _c=False, fid=f.id: self.move(conv_id, fid))
         if folders:
             menu.addSeparator()
-        menu.addAction(translate("MainWindow", "New folder…")).triggered.connect(lambda: self.new_folder(conv_id))
+        new = menu.addAction(translate("MainWindow", "New folder…"))
+        new.triggered.connect(lambda: self.folders.new_folder(conv_id))
         if info[1] is not None:
             out = menu.addAction(translate("MainWindow", "Remove from folder"))
             out.triggered.connect(lambda: self.move(conv_id, None))
@@ -579,7 +344,7 @@ class ChatSidebar(QObject):
             assert folder_id is not None
             self.chats.setCurrentItem(item)
             rename = menu.addAction(translate("MainWindow", "Rename folder…"))
-            rename.triggered.connect(lambda: self.rename_folder(folder_id))
+            rename.triggered.connect(lambda: self.folders.rename_folder(folder_id))
             menu.addAction(translate("MainWindow", "Delete folder (keeps its chats)")).triggered.connect(
                 lambda: self.delete_folder(folder_id))
             menu.addSeparator()
@@ -597,7 +362,7 @@ class ChatSidebar(QObject):
         self.pin_action.setEnabled(info is not None)
 
     # -- errors ----------------------------------------------------------------------------------------------
-    def _guard(self, change: Callable[..., object]) -> bool:
+    def _guard(self, change: Callable[[Store], object]) -> bool:
         """Run ``change(store)``; a history error is said in the chat. Returns success."""
         store = self.session.store
         if store is None:
@@ -611,54 +376,3 @@ class ChatSidebar(QObject):
             return False
         return True
 
-    def _refuse(self, exc: BaseException) -> None:
-        """Say in a message box why a folder name was refused (in the window's language)."""
-        if isinstance(exc, FolderNameError) and exc.kind == "empty":
-            text = translate("MainWindow", "A folder needs a name.")
-        elif isinstance(exc, FolderNameError) and exc.kind == "long":
-            text = translate("MainWindow", "A folder name can have at most %1 characters.").replace("%1", str(MAX_NAME))
-        elif isinstance(exc, FolderNameError) and exc.kind == "taken":
-            text = translate("MainWindow", "A folder called “%1” already exists.").replace("%1", exc.name)
-        else:
-            text = str(exc)
-        QMessageBox.warning(self.window, translate("MainWindow", "Folder"), text)
-
-
-def _dot_icon(color: QColor) -> QIcon:
-    """A small filled circle: the mark of a chat whose reply is generating."""
-    pix = QPixmap(12, 12)
-    pix.fill(Qt.GlobalColor.transparent)
-    p = QPainter(pix)
-    p.setRenderHint(QPainter.RenderHint.Antialiasing)
-    p.setBrush(color)
-    p.setPen(Qt.PenStyle.NoPen)
-    p.drawEllipse(2, 2, 8, 8)
-    p.end()
-    return QIcon(pix)
-
-
-def _chevron(color: QColor, open_: bool) -> QIcon:
-    """A folder's ▸ (closed) or ▾ (open), drawn in ``color`` (no font needs the glyph)."""
-    pix = QPixmap(12, 12)
-    pix.fill(Qt.GlobalColor.transparent)
-    p = QPainter(pix)
-    p.setRenderHint(QPainter.RenderHint.Antialiasing)
-    p.setBrush(color)
-    p.setPen(Qt.PenStyle.NoPen)
-    points = [(2, 3.5), (10, 3.5), (6, 9)] if open_ else [(3.5, 2), (9, 6), (3.5, 10)]
-    p.drawPolygon(QPolygonF([QPointF(x, y) for x, y in points]))
-    p.end()
-    return QIcon(pix)
-
-
-def _bold(font: QFont) -> QFont:
-    out = QFont(font)
-    out.setBold(True)
-    return out
-
-
-def _small_bold(font: QFont) -> QFont:
-    out = _bold(font)
-    out.setPointSizeF(max(6.0, font.pointSizeF() * 0.85))
-    out.setCapitalization(QFont.Capitalization.AllUppercase)
-    return out

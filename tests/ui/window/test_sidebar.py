@@ -18,9 +18,9 @@ from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.core.history.store import Store
 from app.engine.scripted import ScriptedEngine
 from app.ui.look import i18n
+from app.ui.window.chat_list import RowKind, chat_of, folder_of, kind_of
 from app.ui.window.main_window import MainWindow
 from app.ui.window.menus import MenuKey
-from app.ui.window.sidebar import RowKind, chat_of, folder_of, kind_of
 from tests.ui.window.test_window_zh import untranslated, visible_strings
 
 pytestmark = pytest.mark.timeout(120)

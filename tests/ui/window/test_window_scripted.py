@@ -123,7 +123,7 @@ def test_stopping_then_switching_chats_still_saves_the_partial_reply(make_window
 
 
 def test_a_reply_keeps_generating_while_another_chat_is_shown(make_window, qloop, tmp_path) -> None:
-    from app.ui.window.sidebar import BUSY_ROLE
+    from app.ui.window.chat_list import BUSY_ROLE
 
     store = Store(tmp_path / "h.sqlite3")
     text = "".join(f"Paragraph {i} of a long essay.\n\n" for i in range(60))
