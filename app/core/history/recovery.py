@@ -218,6 +218,25 @@ def recover(path: Path, open_new: Callable[[Path], Any]) -> Recovered:
     return result
 
 
+def _read_only(path: Path) -> sqlite3.Connection:
+    """A read-only connection to the SQLite file at ``path`` (by URI, so a missing file is an error, never made)."""
+    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+
+
+def _copy(source: Path, target: Path) -> None:
+    """Copy the SQLite file ``source`` (read-only) to ``target`` with SQLite's online backup API, 256 pages a step
+    (consistent even while another connection writes). Raises ``sqlite3.Error`` or ``OSError``."""
+    src = _read_only(source)
+    try:
+        dst = sqlite3.connect(str(target))
+        try:
+            src.backup(dst, pages=256)
+        finally:
+            dst.close()
+    finally:
+        src.close()
+
+
 def backup_daily(path: Path, folder: Path, keep: int = KEEP_BACKUPS, today: date | None = None) -> Path | None:
     """Copy the history at ``path`` to ``folder/history-YYYY-MM-DD.sqlite3`` with SQLite's online backup API
     (consistent even while the app writes), unless today's copy exists; delete all but the newest ``keep``.
@@ -229,15 +248,7 @@ def backup_daily(path: Path, folder: Path, keep: int = KEEP_BACKUPS, today: date
     tmp = target.with_suffix(".partial")
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        src = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-        try:
-            dst = sqlite3.connect(str(tmp))
-            try:
-                src.backup(dst, pages=256)
-            finally:
-                dst.close()
-        finally:
-            src.close()
+        _copy(path, tmp)
         tmp.replace(target)
     except (OSError, sqlite3.Error) as exc:
         log.warning("history backup to %s failed: %s", target, exc)
@@ -276,7 +287,7 @@ def latest_backup(folder: Path) -> tuple[Path, int] | None:
     none (a backup that cannot be read is passed over)."""
     for path in sorted(folder.glob("history-*.sqlite3"), reverse=True) if folder.is_dir() else []:
         try:
-            db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+            db = _read_only(path)
             try:
                 chats = int(db.execute("SELECT COUNT(*) FROM conversations").fetchone()[0])
             finally:
@@ -309,7 +320,7 @@ def restore_backup(store: Any, backup: Path) -> Restored:
         raise HistoryError("This session's chat history cannot be written, so a backup cannot be restored into "
                            "it. Quit Brook and copy the backup over the history file instead.")
     try:
-        src = sqlite3.connect(f"{backup.resolve().as_uri()}?mode=ro", uri=True)
+        src = _read_only(backup)
         try:
             why = damage(src)
             chats = int(src.execute("SELECT COUNT(*) FROM conversations").fetchone()[0]) if why is None else 0
@@ -322,15 +333,7 @@ def restore_backup(store: Any, backup: Path) -> Restored:
     stamp = int(time.time())
     tmp = path.with_name(f"{path.name}.restoring-{stamp}")
     try:
-        src = sqlite3.connect(f"{backup.resolve().as_uri()}?mode=ro", uri=True)
-        try:
-            dst = sqlite3.connect(str(tmp))
-            try:
-                src.backup(dst, pages=256)
-            finally:
-                dst.close()
-        finally:
-            src.close()
+        _copy(backup, tmp)
     except (OSError, sqlite3.Error) as exc:
         tmp.unlink(missing_ok=True)
         raise HistoryError(f"The backup {backup} could not be copied ({exc}); nothing was changed.") from None
