@@ -40,6 +40,18 @@ def _chat(store: Store, title: str, n: int = 1) -> int:
     return conv.id
 
 
+def _group(store: Store, into: dict[int, int], pinned: tuple[int, ...] = (), collapsed: tuple[int, ...] = ()) -> None:
+    """Chat id → folder id moves, then the ``pinned`` chats pinned and the ``collapsed`` folders closed; the store
+    is closed (what a restart or a repair reads next)."""
+    for conv_id, folder_id in into.items():
+        store.move_to_folder(conv_id, folder_id)
+    for conv_id in pinned:
+        store.set_pinned(conv_id, True)
+    for folder_id in collapsed:
+        store.set_folder_collapsed(folder_id, True)
+    store.close()
+
+
 def test_a_version_2_history_upgrades_without_losing_anything(tmp_path: Path) -> None:
     path = tmp_path / "history.sqlite3"
     shutil.copy(OLD, path)
@@ -67,9 +79,7 @@ def test_a_version_2_history_upgrades_without_losing_anything(tmp_path: Path) ->
     assert [h.conversation_id for h in store.search("长城")] == [2] * 3      # the search index still answers
 
     work = store.create_folder("Work")
-    store.move_to_folder(1, work)
-    store.set_pinned(2, True)
-    store.close()
+    _group(store, {1: work}, pinned=(2,))
     again = Store(path)                                                     # a restart keeps the grouping
     grouped = {c.id: (c.pinned, c.folder_id) for c in again.list_conversations()}
     assert grouped == {1: (False, work), 2: (True, None), 3: (False, None)}
@@ -83,11 +93,7 @@ def test_folders_pins_and_collapse_survive_a_restart(tmp_path: Path) -> None:
     a, b, c = (_chat(store, t) for t in ("alpha", "beta", "gamma"))
     work = store.create_folder("  Work\n projects\t")
     home = store.create_folder("home")
-    store.move_to_folder(a, work)
-    store.move_to_folder(b, work)
-    store.set_pinned(b, True)
-    store.set_folder_collapsed(work, True)
-    store.close()
+    _group(store, {a: work, b: work}, pinned=(b,), collapsed=(work,))
 
     store = Store(path)
     assert [(f.name, f.collapsed) for f in store.list_folders()] == [("home", False), ("Work projects", True)]
@@ -205,11 +211,7 @@ def test_a_repaired_history_keeps_its_folders(tmp_path: Path) -> None:
     a, b = _chat(store, "alpha"), _chat(store, "beta")
     work = store.create_folder("Work")
     gone = store.create_folder("Gone")
-    store.move_to_folder(a, work)
-    store.move_to_folder(b, gone)
-    store.set_pinned(a, True)
-    store.set_folder_collapsed(work, True)
-    store.close()
+    _group(store, {a: work, b: gone}, pinned=(a,), collapsed=(work,))
     db = sqlite3.connect(path)                     # a folder row lost (as to a bad page) while its chat remains
     db.execute("PRAGMA foreign_keys = OFF")
     db.execute("DELETE FROM folders WHERE id = ?", (gone,))

@@ -19,6 +19,19 @@ def _long_reply(corpus_dir: Path) -> str:
     return "\n\n".join(parts * 2)
 
 
+def _view(qtbot, text: str | None = None, shown: bool = False) -> MarkdownView:
+    """A light ``MarkdownView`` of 700 × 400 px, holding ``text`` (set at once) and shown on screen if ``shown``."""
+    view = MarkdownView(theme="light")
+    qtbot.addWidget(view)
+    view.resize(700, 400)
+    if text is not None:
+        view.set_text(text)
+    if shown:
+        view.show()
+        qtbot.waitExposed(view)
+    return view
+
+
 def _settle(qtbot, view: MarkdownView) -> None:
     def done() -> bool:
         view.refresh()
@@ -36,9 +49,7 @@ def test_a_long_streamed_reply_is_sealed_and_the_live_document_stays_small(qtbot
     qtbot.addWidget(warm)
     warm.set_text("```python\nx = 1\n```\n")
     _settle(qtbot, warm)
-    view = MarkdownView(theme="light")
-    qtbot.addWidget(view)
-    view.resize(700, 400)
+    view = _view(qtbot)
     most = 0
     for i in range(0, len(text), 64):
         view.append_text(text[i:i + 64])
@@ -46,10 +57,7 @@ def test_a_long_streamed_reply_is_sealed_and_the_live_document_stays_small(qtbot
         most = max(most, _live_tables(view))
     view.finish()
     _settle(qtbot, view)
-    once = MarkdownView(theme="light")
-    qtbot.addWidget(once)
-    once.resize(700, 400)
-    once.set_text(text)
+    once = _view(qtbot, text)
     _settle(qtbot, once)
     assert len(view.segments) >= 3
     assert most <= 3 * SEGMENT_TABLES     # bounded (a segment, and code waiting for its colours in the tail)
@@ -60,12 +68,7 @@ def test_a_long_streamed_reply_is_sealed_and_the_live_document_stays_small(qtbot
 
 
 def test_segments_stack_into_one_height_and_follow_the_width(qtbot, corpus_dir) -> None:
-    view = MarkdownView(theme="light")
-    qtbot.addWidget(view)
-    view.resize(700, 400)
-    view.set_text(_long_reply(corpus_dir))
-    view.show()
-    qtbot.waitExposed(view)
+    view = _view(qtbot, _long_reply(corpus_dir), shown=True)
     segs = view.segments.items
     assert len(segs) >= 3
     tops = [s.view.geometry().top() for s in segs]
@@ -84,10 +87,7 @@ def test_segments_stack_into_one_height_and_follow_the_width(qtbot, corpus_dir) 
 
 
 def test_select_all_and_copy_cover_every_segment(qtbot, corpus_dir) -> None:
-    view = MarkdownView(theme="light")
-    qtbot.addWidget(view)
-    view.resize(700, 400)
-    view.set_text(_long_reply(corpus_dir))
+    view = _view(qtbot, _long_reply(corpus_dir))
     assert len(view.segments) >= 2
     view.selectAll()
     assert view.has_selection()
@@ -103,12 +103,7 @@ def test_select_all_and_copy_cover_every_segment(qtbot, corpus_dir) -> None:
 
 
 def test_a_drag_from_one_segment_into_the_next_selects_across(qtbot, corpus_dir) -> None:
-    view = MarkdownView(theme="light")
-    qtbot.addWidget(view)
-    view.resize(700, 400)
-    view.set_text(_long_reply(corpus_dir))
-    view.show()
-    qtbot.waitExposed(view)
+    view = _view(qtbot, _long_reply(corpus_dir), shown=True)
     a, b = view.segments.items[0].view, view.segments.items[1].view
     QTest.mousePress(a, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, QPoint(5, 5))
     inside_b = b.geometry().top() + b.height() // 2
@@ -124,12 +119,7 @@ def test_a_link_in_a_sealed_segment_opens_through_the_view(qtbot, monkeypatch) -
     opened: list[str] = []
     monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: opened.append(url.toString()) or True)
     filler = "".join(f"Paragraph {i} with some words to fill the segment up quickly.\n\n" for i in range(200))
-    view = MarkdownView(theme="light")
-    qtbot.addWidget(view)
-    view.resize(700, 400)
-    view.set_text("See [the site](https://example.org/a) now.\n\n" + filler)
-    view.show()
-    qtbot.waitExposed(view)
+    view = _view(qtbot, "See [the site](https://example.org/a) now.\n\n" + filler, shown=True)
     seg = view.segments.items[0].view
     doc = seg.document()
     block = doc.begin()
@@ -156,9 +146,7 @@ def test_folding_the_reasoning_of_a_long_reply_re_shows_only_the_reasoning(qtbot
     """Unfolding or folding "Thinking" once the answer streams re-inserts the reasoning section only (it built
     the whole document again: O(reply) on a click); the text equals a view built from scratch in that state."""
     text = "<think>\nFirst I look at the question.\n\nThen at the answer.\n</think>\n\n" + _long_reply(corpus_dir)
-    view = MarkdownView(theme="light")
-    qtbot.addWidget(view)
-    view.resize(700, 400)
+    view = _view(qtbot)
     for i in range(0, len(text), 400):
         view.append_text(text[i:i + 400])
         view.refresh()
@@ -171,10 +159,7 @@ def test_folding_the_reasoning_of_a_long_reply_re_shows_only_the_reasoning(qtbot
         view.toggle_thinking()
         assert view.pieces_inserted - inserted <= 4          # the header and the reasoning's pieces
         assert [s.view for s in view.segments.items] == segments_before
-        fresh = MarkdownView(theme="light")
-        qtbot.addWidget(fresh)
-        fresh.resize(700, 400)
-        fresh.set_text(text)
+        fresh = _view(qtbot, text)
         _settle(qtbot, fresh)
         if expanded:
             fresh.toggle_thinking()

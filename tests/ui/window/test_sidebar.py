@@ -40,6 +40,24 @@ def _history(path: Path, titles: list[str]) -> dict[str, int]:
     return ids
 
 
+def _grouped(path: Path, titles: list[str], folders: dict[str, list[str]], pinned: tuple[str, ...] = (),
+             collapsed: tuple[str, ...] = ()) -> tuple[dict[str, int], dict[str, int]]:
+    """``_history`` with folders (name → the titles in it, made in this order), ``pinned`` titles and ``collapsed``
+    folders; returns (title → chat id, folder name → folder id)."""
+    ids = _history(path, titles)
+    store = Store(path)
+    made = {name: store.create_folder(name) for name in folders}
+    for name, inside in folders.items():
+        for title in inside:
+            store.move_to_folder(ids[title], made[name])
+    for title in pinned:
+        store.set_pinned(ids[title], True)
+    for name in collapsed:
+        store.set_folder_collapsed(made[name], True)
+    store.close()
+    return ids, made
+
+
 def _window(qtbot, path: Path) -> MainWindow:  # type: ignore[no-untyped-def]
     w = MainWindow(ScriptedEngine(tokens_per_s=0), store=Store(path))
     qtbot.addWidget(w)
@@ -201,11 +219,8 @@ def test_a_folder_name_that_cannot_be_used_is_explained(qtbot, qloop, tmp_path: 
 
 def test_drag_and_drop_moves_pins_and_ungroups(qtbot, qloop, tmp_path: Path) -> None:
     path = tmp_path / "h.sqlite3"
-    ids = _history(path, ["alpha", "beta", "gamma"])
-    store = Store(path)
-    work = store.create_folder("Work")
-    store.move_to_folder(ids["alpha"], work)
-    store.close()
+    ids, made = _grouped(path, ["alpha", "beta", "gamma"], {"Work": ["alpha"]})
+    work = made["Work"]
     w = _window(qtbot, path)
     lst = w.history
     try:
@@ -237,12 +252,8 @@ def test_drag_and_drop_moves_pins_and_ungroups(qtbot, qloop, tmp_path: Path) -> 
 
 def test_search_finds_a_chat_in_a_closed_folder_and_opens_the_folder(qtbot, qloop, tmp_path: Path) -> None:
     path = tmp_path / "h.sqlite3"
-    ids = _history(path, ["长城有多长", "Rust borrow checker", "misc"])
-    store = Store(path)
-    trips = store.create_folder("Trips")
-    store.move_to_folder(ids["长城有多长"], trips)
-    store.set_folder_collapsed(trips, True)
-    store.close()
+    ids, _ = _grouped(path, ["长城有多长", "Rust borrow checker", "misc"], {"Trips": ["长城有多长"]},
+                      collapsed=("Trips",))
     w = _window(qtbot, path)
     try:
         assert qloop.run_until_complete(w.load_model())
@@ -267,12 +278,8 @@ def test_search_finds_a_chat_in_a_closed_folder_and_opens_the_folder(qtbot, qloo
 
 def test_undo_delete_puts_the_chat_back_pinned_and_in_its_folder(qtbot, qloop, tmp_path: Path) -> None:
     path = tmp_path / "h.sqlite3"
-    ids = _history(path, ["alpha", "beta"])
-    store = Store(path)
-    work = store.create_folder("Work")
-    store.move_to_folder(ids["alpha"], work)
-    store.set_pinned(ids["beta"], True)
-    store.close()
+    ids, made = _grouped(path, ["alpha", "beta"], {"Work": ["alpha"]}, pinned=("beta",))
+    work = made["Work"]
     w = _window(qtbot, path)
     try:
         assert _layout(w) == ["<Pinned>", "  beta", "[Work]", "  alpha"]
@@ -299,10 +306,8 @@ def test_an_import_through_the_window_shows_its_pins_and_folders(qtbot, qloop, t
     from app.core.history.export import export_json
 
     src = tmp_path / "other.sqlite3"
-    ids = _history(src, ["alpha", "beta", "gamma"])
+    _grouped(src, ["alpha", "beta", "gamma"], {"Work": ["alpha"]}, pinned=("gamma",))
     store = Store(src)
-    store.move_to_folder(ids["alpha"], store.create_folder("Work"))
-    store.set_pinned(ids["gamma"], True)
     file = tmp_path / "chats.json"
     file.write_text(json.dumps(export_json(store)), "utf-8")
     store.close()
@@ -319,11 +324,7 @@ def test_an_import_through_the_window_shows_its_pins_and_folders(qtbot, qloop, t
 
 def test_the_grouped_sidebar_and_its_menus_are_chinese(qtbot, qloop, tmp_path: Path) -> None:
     path = tmp_path / "h.sqlite3"
-    ids = _history(path, ["alpha", "beta"])
-    store = Store(path)
-    store.move_to_folder(ids["alpha"], store.create_folder("Work"))
-    store.set_pinned(ids["beta"], True)
-    store.close()
+    ids, _ = _grouped(path, ["alpha", "beta"], {"Work": ["alpha"]}, pinned=("beta",))
     assert i18n.install("zh_CN") == "zh_CN"
     try:
         w = _window(qtbot, path)
