@@ -27,7 +27,7 @@ from PySide6.QtGui import (
     QTextCursor,
     QTextDocument,
 )
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QAbstractScrollArea, QWidget
 
 from app.core.render.markdown import PIECE
 from app.core.render.markdown.thinking import THINK_DIM, fold_later_thinking
@@ -153,7 +153,12 @@ class PatchedView(LinkedView):
         return height
 
     def resizeEvent(self, e: QResizeEvent) -> None:
-        super().resizeEvent(e)
+        if self.document().pageSize().width() == self.viewport().width():
+            # laid out at this width already: a widget shown again (the message list's pool) gets a resize
+            # event with no old size, and QTextEdit would lay the whole document out again for it
+            QAbstractScrollArea.resizeEvent(self, e)
+        else:
+            super().resizeEvent(e)
         if len(self.segments) and e.size().width() != e.oldSize().width():
             self._place_segments()     # a new width: the segments are laid out again (a taller view: nothing)
 

@@ -267,3 +267,41 @@ def test_after_a_zoom_replies_are_rendered_for_the_new_text_size(window, qtbot) 
     finally:
         window.appearance.zoom(0)                               # the zoom level is the process's: back to 100 %
     assert after > before * 1.2
+
+
+def test_a_view_shown_again_at_its_width_is_not_laid_out_again(qtbot, monkeypatch) -> None:
+    """A pooled widget shown again gets a resize event with no old size; at an unchanged width its document keeps
+    its layout (QTextEdit's own resize handling lays the whole document out again), at a new width it is laid out
+    at that width."""
+    from PySide6.QtWidgets import QTextBrowser, QWidget
+
+    from app.ui.messages.markdown_view import MarkdownView
+    from app.ui.messages.view_links import LinkedView
+
+    relayouts: list[int] = []
+
+    def spy(self, e) -> None:  # type: ignore[no-untyped-def]
+        relayouts.append(e.size().width())
+        QTextBrowser.resizeEvent(self, e)
+
+    monkeypatch.setattr(LinkedView, "resizeEvent", spy, raising=False)
+    top = QWidget()
+    qtbot.addWidget(top)
+    top.resize(800, 600)
+    top.show()
+    view = MarkdownView(top)
+    view.setGeometry(0, 0, 500, 300)
+    view.show()
+    view.set_text("Some **words** to wrap. " * 100)
+    QApplication.processEvents()
+    assert view.document().pageSize().width() == view.viewport().width()
+    relayouts.clear()
+    view.hide()
+    view.setGeometry(0, 10, 500, 280)
+    view.show()
+    QApplication.processEvents()
+    assert relayouts == []
+    view.setGeometry(0, 10, 400, 280)
+    QApplication.processEvents()
+    assert relayouts == [400]
+    assert view.document().pageSize().width() == view.viewport().width()
