@@ -7,8 +7,9 @@ fold, keyboard navigation inside a message, the streaming reply's incremental pa
 visible messages widgets removes the cost that grew with the chat (every message laid out at once); the
 per-message difference is paid only for messages that scroll into view.
 
-- Each message is an ``_Item`` with its heights cached per width (measured once with the widget; estimated from
-  the text length until then). Positions are prefix sums of the heights.
+- Each message is a :class:`~.positions.ListItem` with its heights cached per width (measured once with the
+  widget; estimated from the text length until then); :class:`~.positions.Positions` keeps their y as prefix sums
+  of the heights. The idle work (previews becoming full renders, rendering ahead) is :mod:`.idle_render`.
 - ``show_conversation`` lays out the last screen first: only the messages at the bottom get widgets.
 - Widgets of messages more than one screen away are dropped; a streaming reply's widget is always kept.
 - Follow-the-bottom: the view sticks to the bottom while the user is there and stays put once they scroll up
@@ -19,63 +20,37 @@ per-message difference is paid only for messages that scroll into view.
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont, QResizeEvent
 from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QFrame, QLabel, QSizePolicy, QWidget
 
 from app.core.conversation import Conversation, Message, Role
 from app.ui.compose.chat_input import ChatInput
 from app.ui.messages import keys as message_keys
+from app.ui.messages.idle_render import IDLE_DELAY_MS, OVERSCAN_PX, RENDER_SLICE_CHARS, IdleWork
 from app.ui.messages.markdown_view import UI_FONT_FAMILIES, palette_theme
 from app.ui.messages.pool import RenderCache, WidgetPool
+from app.ui.messages.positions import MARGIN_Y, SPACING, ListItem, Positions
 from app.ui.messages.widget import STATUS_TEXT, MessageWidget, PlainTextView, format_figures
 
-__all__ = ["STATUS_TEXT", "ChatInput", "ChatView", "MessageWidget", "PlainTextView", "format_figures"]
+__all__ = ["IDLE_DELAY_MS", "MARGIN_Y", "OVERSCAN_PX", "RENDER_SLICE_CHARS", "SPACING", "STATUS_TEXT", "ChatInput",
+           "ChatView", "MessageWidget", "PlainTextView", "format_figures"]
 
 STICK_SLACK_PX = 24
 #: Widest the message column gets (px): lines of ~90-100 characters, comfortable to read.
 MAX_READING_WIDTH = 900
-MARGIN_X, MARGIN_Y, SPACING = 16, 12, 10
+MARGIN_X = 16
 #: Indents that tell the two sides apart (px, at most a fifth / a tenth of the column).
 USER_INDENT, REPLY_INDENT = 80, 24
-#: Messages this close to the viewport (px) get their widgets before they scroll in.
-OVERSCAN_PX = 120
 #: Within one layout (a scroll step), replies whose render is cached are shown in full if that fits in what is
 #: left of this (ms);
 #: the others show their plain-text preview until the idle work renders them.
 STEP_BUDGET_MS = 6.0
-#: Quiet time (ms) after the last scroll before the idle work starts; each idle slice does one piece of work.
-IDLE_DELAY_MS = 30
-#: Characters of markdown one idle slice renders (~1-3 ms; a table that ends in the slice is parsed whole).
-RENDER_SLICE_CHARS = 500
-
-
-@dataclass(eq=False)
-class _Item:
-    message: Message | None = None
-    notice: tuple[str, str] | None = None          # (text, object name) of a notice line
-    heights: dict[int, int] = field(default_factory=dict)   # width → measured height (px)
-    widget: QWidget | None = None
-    _guess: tuple[int, int] = (-1, 0)                # (width, estimated height)
-
-    def estimate(self, width: int) -> int:
-        """A height guess before the widget exists (px): ~8 px per character, 19 px a line, plus the header."""
-        if self._guess[0] == width:
-            return self._guess[1]
-        text = self.message.text if self.message is not None else (self.notice or ("", ""))[0]
-        per_line = max(20, width // 8)
-        # the text's lines plus its wrapped lines, counted in C (a per-line loop cost 0.3 s for 1,000 replies)
-        lines = text.count("\n") + 1 + len(text) // per_line if text else 1
-        guess = 40 + 19 * lines
-        self._guess = (width, guess)
-        return guess
 
 
 class ChatView(QAbstractScrollArea):
@@ -95,11 +70,8 @@ class ChatView(QAbstractScrollArea):
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setMinimumWidth(120)
         self.viewport().setObjectName("chatInner")
-        self.items: list[_Item] = []
-        self._tops: list[int] = []                   # y of each item (content coordinates)
-        self._valid = 0                              # _tops[:_valid] are up to date
-        self._hs: list[int] = []                     # the height each item was placed with (px)
-        self._dirty: set[int] = set()                # items whose height may have changed since
+        self.items: list[ListItem] = []
+        self.positions = Positions()                 # y of each item (content coordinates)
         self.stick_to_bottom = True
         self._in_layout = False
         self.renders = RenderCache()
@@ -107,10 +79,8 @@ class ChatView(QAbstractScrollArea):
         self._render_now = False                     # replies get their full render at once (else previews)
         self._budget_until = 0.0                     # perf_counter() deadline of a layout's cached renders
         self._overscan = OVERSCAN_PX                 # a scroll step builds only what shows (0)
-        self._idle = QTimer(self)
-        self._idle.setSingleShot(True)
-        self._idle.timeout.connect(self._idle_step)
-        self.idle_slices_ms: list[float] = []        # duration of each idle slice (the benchmark reads it)
+        self.idle = IdleWork(self)                   # previews → full renders, rendering ahead (.idle_render)
+        self.idle_slices_ms = self.idle.slices_ms    # duration of each idle slice (the benchmark reads it)
         message_keys.install(self)
         bar = self.verticalScrollBar()
         bar.setSingleStep(40)
@@ -128,7 +98,7 @@ class ChatView(QAbstractScrollArea):
 
     def add(self, message: Message) -> MessageWidget:
         """Append ``message`` and scroll to it; returns its widget."""
-        self.items.append(_Item(message=message))
+        self.items.append(ListItem(message=message))
         self.stick_to_bottom = True
         with self._rendering_now():
             self._relayout()
@@ -148,7 +118,7 @@ class ChatView(QAbstractScrollArea):
 
     def add_notice(self, text: str, object_name: str = "notice") -> QLabel:
         """Append a notice line (kept as a widget)."""
-        item = _Item(notice=(text, object_name))
+        item = ListItem(notice=(text, object_name))
         self.items.append(item)
         label = self._materialize(item)
         self._relayout()
@@ -160,7 +130,7 @@ class ChatView(QAbstractScrollArea):
             if it.message is message:
                 self._drop(it)
                 del self.items[i]
-                self._valid = min(self._valid, i)
+                self.positions.invalidate(i)
                 self._relayout()
                 return
 
@@ -168,7 +138,7 @@ class ChatView(QAbstractScrollArea):
         for it in self.items:
             self._drop(it)
         self.items = []
-        self._valid = 0
+        self.positions.invalidate()
         self.stick_to_bottom = True
         self._relayout()
 
@@ -178,12 +148,12 @@ class ChatView(QAbstractScrollArea):
         (opening a chat never renders a screen of markdown in one go: ``python -m app.bench history``)."""
         for it in self.items:
             self._drop(it)
-        self.items = [_Item(message=m) for m in conv.messages]
-        self._valid = 0
+        self.items = [ListItem(message=m) for m in conv.messages]
+        self.positions.invalidate()
         self.stick_to_bottom = True
         self._relayout()
-        if self._previews():
-            self._idle.start(0)
+        if self.idle.previews():
+            self.idle.start(0)
 
     def widget_for(self, message: Message) -> MessageWidget | None:
         """The widget showing ``message`` (made now if the message is in the list), or None."""
@@ -234,12 +204,12 @@ class ChatView(QAbstractScrollArea):
                 self.stick_to_bottom = False
                 self._relayout()
                 self._update_tops()
-                self.verticalScrollBar().setValue(max(0, self._tops[i] - margin))
+                self.verticalScrollBar().setValue(max(0, self.positions.tops[i] - margin))
                 self._relayout()
                 with self._rendering_now():
                     w = self._in_full(it.widget if it.widget is not None else self._materialize(it))
                 self._relayout()
-                self.verticalScrollBar().setValue(max(0, self._tops[i] - margin))
+                self.verticalScrollBar().setValue(max(0, self.positions.tops[i] - margin))
                 return w
         return None
 
@@ -251,10 +221,10 @@ class ChatView(QAbstractScrollArea):
             if it.message is message:
                 self._drop(it)
                 it.heights.clear()
-                self._dirty.add(self.items.index(it))
+                self.positions.dirty.add(self.items.index(it))
                 self._relayout()
-                if self._previews():
-                    self._idle.start(0)
+                if self.idle.previews():
+                    self.idle.start(0)
                 return
 
     def message_changed(self, message: Message) -> None:
@@ -279,7 +249,7 @@ class ChatView(QAbstractScrollArea):
         width = max(60, min(MAX_READING_WIDTH, vw - 2 * MARGIN_X))
         return max(0, (vw - width) // 2), width
 
-    def _box(self, it: _Item, col: tuple[int, int] | None = None) -> tuple[int, int]:
+    def _box(self, it: ListItem, col: tuple[int, int] | None = None) -> tuple[int, int]:
         x, width = col or self.column()
         if it.message is None:
             return x, width
@@ -288,59 +258,22 @@ class ChatView(QAbstractScrollArea):
             return x + indent, width - indent
         return x, width - min(REPLY_INDENT, width // 10)
 
-    def _height(self, it: _Item, width: int) -> int:
-        h = it.heights.get(width)
-        if h is not None:
-            return h
-        w = it.widget
-        if w is None:
-            return it.estimate(width)
-        h = max(1, w.heightForWidth(width)) if w.hasHeightForWidth() else w.sizeHint().height()
-        if len(it.heights) > 6:
-            it.heights.clear()
-        it.heights[width] = h
-        return h
-
     def _update_tops(self) -> int:
-        """Recompute stale positions; returns the content height. An item whose height changed moves the ones
-        after it by the difference (one list pass in C); only a change of the list or of the width recomputes
-        every height (``_valid``)."""
-        tops, hs, items = self._tops, self._hs, self.items
-        valid = min(self._valid, len(items))
-        del tops[valid:]
-        del hs[valid:]
+        """Place the rows whose position is stale (:meth:`Positions.update`); returns the content height."""
         col = self.column()
-        height, box = self._height, self._box
-        for i in sorted(self._dirty):
-            if i >= valid:
-                break
-            d = height(items[i], box(items[i], col)[1]) - hs[i]
-            if d:
-                hs[i] += d
-                tops[i + 1:] = [t + d for t in tops[i + 1:]]
-        self._dirty.clear()
-        y = tops[-1] + hs[-1] + SPACING if tops else MARGIN_Y
-        for it in items[valid:]:
-            h = height(it, box(it, col)[1])
-            tops.append(y)
-            hs.append(h)
-            y += h + SPACING
-        self._valid = len(tops)
-        if not items:
-            return 0
-        return tops[-1] + hs[-1] + MARGIN_Y
+        return self.positions.update(self.items, lambda it: it.height(self._box(it, col)[1]))
 
-    def _invalidate(self, it: _Item) -> None:
+    def _invalidate(self, it: ListItem) -> None:
         it.heights.clear()
         try:
             i = self.items.index(it)
         except ValueError:
             return
-        self._dirty.add(i)
+        self.positions.dirty.add(i)
         self._relayout()
 
     # -- widgets -------------------------------------------------------------------------------------------
-    def _materialize(self, it: _Item) -> QWidget:
+    def _materialize(self, it: ListItem) -> QWidget:
         """Give ``it`` a widget. A finished reply is shown in full when asked for (``_rendering_now``: opening a
         chat, ``widget_for``, ``scroll_to``, ``add``); otherwise (scrolling, resizing, idle work) from the render
         cache if that fits what is left of the layout's budget, else as the plain-text preview, rendered in full
@@ -361,7 +294,7 @@ class ChatView(QAbstractScrollArea):
                     renderer = self.renders.get(msg, theme, max_ms=left_ms) if left_ms > 0 else None
                     if renderer is None:
                         body = "preview"
-                        self._idle.start(IDLE_DELAY_MS)
+                        self.idle.start(IDLE_DELAY_MS)
             made = self.pool.made
             mw = self.pool.take(msg, self.viewport(), body, renderer)
             if self.pool.made != made and mw.view is not None:
@@ -384,7 +317,7 @@ class ChatView(QAbstractScrollArea):
             self.widget_added.emit(w)
         return w
 
-    def _drop(self, it: _Item) -> None:
+    def _drop(self, it: ListItem) -> None:
         w = it.widget
         if w is None:
             return
@@ -401,7 +334,7 @@ class ChatView(QAbstractScrollArea):
         if it is not None and it.widget is w:
             self._invalidate(it)
 
-    def _keep(self, it: _Item) -> bool:
+    def _keep(self, it: ListItem) -> bool:
         """Widgets kept off screen (never reused for another message): notices, a reply that is generating, and
         one holding the keyboard focus (or a selection's focus inside it)."""
         if it.notice is not None:
@@ -427,10 +360,11 @@ class ChatView(QAbstractScrollArea):
         bar = self.verticalScrollBar()
         vh = self.viewport().height()
         anchor: tuple[int, int] | None = None   # the item at the top of the view and how far into it, so that a
-        if not self.stick_to_bottom and self._dirty and self._valid:   # height changing above it moves nothing
-            i = max(0, bisect.bisect_right(self._tops, bar.value()) - 1)
-            if i < self._valid:
-                anchor = (i, bar.value() - self._tops[i])
+        pos = self.positions
+        if not self.stick_to_bottom and pos.dirty and pos.valid:   # height changing above it moves nothing
+            i = pos.index_at(bar.value())
+            if i < pos.valid:
+                anchor = (i, bar.value() - pos.tops[i])
         for _ in range(4):                       # real heights replace estimates, then it settles
             total = self._update_tops()
             bar.setRange(0, max(0, total - vh))
@@ -438,47 +372,45 @@ class ChatView(QAbstractScrollArea):
             if self.stick_to_bottom:
                 bar.setValue(bar.maximum())
             elif anchor is not None:
-                bar.setValue(self._tops[anchor[0]] + anchor[1])
+                bar.setValue(pos.tops[anchor[0]] + anchor[1])
                 anchor = None
             top = bar.value()
-            lo, hi = top - self._overscan, top + vh + self._overscan
-            first = max(0, bisect.bisect_right(self._tops, lo) - 1)
-            last = bisect.bisect_right(self._tops, hi)
-            anchor_i = max(0, bisect.bisect_right(self._tops, top) - 1) if self.items else 0
-            anchor_off = top - self._tops[anchor_i] if self.items else 0
+            first, last = pos.span(top - self._overscan, top + vh + self._overscan, len(self.items))
+            anchor_i = pos.index_at(top)
+            anchor_off = top - pos.tops[anchor_i] if self.items else 0
             self._drop_far(top, vh)              # first, so that the widgets they free show the new messages
             changed = False
-            for i in range(first, min(last, len(self.items))):
+            for i in range(first, last):
                 it = self.items[i]
                 if it.widget is None:
-                    before = self._height(it, self._box(it)[1])
+                    before = it.height(self._box(it)[1])
                     self._materialize(it)
-                    if self._height(it, self._box(it)[1]) != before:
-                        self._dirty.add(i)
+                    if it.height(self._box(it)[1]) != before:
+                        self.positions.dirty.add(i)
                         changed = True
             if not changed:
                 break
             if not self.stick_to_bottom and self.items:      # keep what is on screen where it was
                 self._update_tops()
                 bar.setRange(0, max(0, self._update_tops() - vh))
-                bar.setValue(self._tops[anchor_i] + anchor_off)
+                bar.setValue(pos.tops[anchor_i] + anchor_off)
         top = bar.value()
         self._drop_far(top, vh)
         col = self.column()
         for i, it in enumerate(self.items):
             if it.widget is not None:
                 x, width = self._box(it, col)
-                it.widget.setGeometry(x, self._tops[i] - top, width, self._height(it, width))
+                it.widget.setGeometry(x, pos.tops[i] - top, width, it.height(width))
 
     def _drop_far(self, top: int, vh: int) -> None:
         """Give back the widgets more than a screen away from the viewport (scrolling back a little is free)."""
         keep = max(vh, 2 * OVERSCAN_PX)          # more than the overscan: what the idle work makes stays
         lo, hi = top - keep, top + vh + keep
-        tops = self._tops
+        tops = self.positions.tops
         for i, it in enumerate(self.items):
             if it.widget is not None and i < len(tops):
                 y = tops[i]
-                if (y + self._height(it, self._box(it)[1]) < lo or y > hi) and not self._keep(it):
+                if (y + it.height(self._box(it)[1]) < lo or y > hi) and not self._keep(it):
                     self._drop(it)
 
     def _on_scrolled(self, _value: int) -> None:
@@ -490,23 +422,13 @@ class ChatView(QAbstractScrollArea):
             self._relayout()
         finally:
             self._overscan = OVERSCAN_PX
-        self._idle.start(IDLE_DELAY_MS)              # (again) after a pause: full renders, the overscan
+        self.idle.start(IDLE_DELAY_MS)              # (again) after a pause: full renders, the overscan
 
-    # -- idle work: previews become full renders, then replies near the viewport are rendered ahead ------------
+    # -- what is in view, and whether it is rendered (the idle work is .idle_render) ------------------------------
     def _visible_range(self, margin: int = 0) -> tuple[int, int]:
         """Indexes ``[first, last)`` of the items within ``margin`` px of the viewport."""
         top = self.verticalScrollBar().value()
-        vh = self.viewport().height()
-        first = max(0, bisect.bisect_right(self._tops, top - margin) - 1)
-        return first, min(len(self.items), bisect.bisect_right(self._tops, top + vh + margin))
-
-    def _previews(self) -> list[_Item]:
-        """Items showing a preview, those in the viewport first (top down), then the ones near it."""
-        first, last = self._visible_range()
-        near = [it for it in self.items[first:last]]
-        near += [it for it in self.items if it.widget is not None and it not in near]
-        return [it for it in near if isinstance(it.widget, MessageWidget) and it.widget.preview
-                and it.message is not None and it.message.status.final]   # a streaming reply catches up itself
+        return self.positions.span(top - margin, top + self.viewport().height() + margin, len(self.items))
 
     def fully_rendered(self) -> bool:
         """Whether every message in the viewport shows its full render with its code colours (no preview)."""
@@ -517,41 +439,6 @@ class ChatView(QAbstractScrollArea):
                     w.preview or w.view.renderer.highlights_pending):
                 return False
         return True
-
-    def _idle_step(self) -> None:
-        """One slice of idle work (then the next is scheduled): render one previewed reply's markdown, or show
-        a rendered one in full, or render one reply within a screen of the viewport ahead (the cache)."""
-        t0 = time.perf_counter()
-        theme = self._style()
-        more = True
-        previews = self._previews()
-        first, last = self._visible_range(margin=OVERSCAN_PX)
-        if any(it.widget is None for it in self.items[first:last]):
-            self._relayout()          # the messages just outside the viewport: widgets, previews if not rendered
-        elif previews:
-            it = previews[0]
-            w = it.widget
-            assert isinstance(w, MessageWidget) and it.message is not None
-            renderer = self.renders.get(it.message, theme)
-            if renderer is None:          # markdown → HTML, a few lines a slice; then one slice shows it
-                self.renders.render_slice(it.message, theme, RENDER_SLICE_CHARS)
-            else:
-                self._show_rendered(w, renderer)
-        else:
-            vh = self.viewport().height()
-            first, last = self._visible_range(margin=vh)
-            ahead = [it for it in self.items[first:last] if it.widget is None and it.message is not None
-                     and it.message.role is Role.ASSISTANT and it.message.status.final and it.message.text
-                     and not self.renders.has(it.message, theme)]
-            more = bool(ahead)
-            if ahead:
-                msg = ahead[0].message
-                assert msg is not None
-                self.renders.render_slice(msg, theme, RENDER_SLICE_CHARS)
-        self.idle_slices_ms.append((time.perf_counter() - t0) * 1000.0)
-        del self.idle_slices_ms[:-1000]
-        if more:
-            self._idle.start(0)
 
     # -- keyboard: Alt+Up / Alt+Down move between messages (app/ui/messages/keys.py) ---------------------------
     def focused_message(self) -> Message | None:
@@ -564,7 +451,7 @@ class ChatView(QAbstractScrollArea):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        self._valid = 0
+        self.positions.invalidate()
         self._relayout()
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:  # the layout moves the widgets itself

@@ -54,7 +54,7 @@ def test_scrolled_to_the_end_the_last_message_sits_at_the_bottom(window, n: int)
     QApplication.processEvents()
     chat = window.chat
     assert chat.widgets[-1].message is chat.items[-1].message
-    total = chat._tops[-1] + chat.widgets[-1].height() + 12           # content height
+    total = chat.positions.tops[-1] + chat.widgets[-1].height() + 12           # content height
     if total > chat.viewport().height():
         assert 0 <= bottom_gap(window) <= 14                            # the bottom margin, no blank space
     else:

@@ -176,7 +176,7 @@ def test_cached_heights_follow_a_width_change(window, qtbot) -> None:
         if it.widget is not None:
             assert abs(it.widget.height() - it.widget.heightForWidth(it.widget.width())) <= 1
             if i + 1 < len(chat.items):
-                assert chat._tops[i + 1] - chat._tops[i] == it.widget.height() + 10
+                assert chat.positions.tops[i + 1] - chat.positions.tops[i] == it.widget.height() + 10
 
 
 def test_alt_up_and_down_move_the_focus_between_messages(window, qtbot) -> None:
@@ -246,7 +246,7 @@ def test_full_renders_above_the_view_do_not_move_what_is_on_screen(window, qtbot
     first, _last = chat._visible_range()
     anchor = chat.items[first]                           # the message at the top of the view
     y = anchor.widget.y()
-    qtbot.waitUntil(lambda: chat.fully_rendered() and not chat._idle.isActive(), timeout=60_000)
+    qtbot.waitUntil(lambda: chat.fully_rendered() and not chat.idle.is_active(), timeout=60_000)
     assert any(it.widget is not None for it in chat.items[:first])     # the messages above got widgets …
     assert not chat.stick_to_bottom
     assert anchor.widget is not None and abs(anchor.widget.y() - y) <= 1  # … and the top of the view stayed

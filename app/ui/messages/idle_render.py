@@ -1,0 +1,93 @@
+"""The message list's idle work (:mod:`.chat_view`): once the scrolling pauses, previews become full renders and
+the replies near the viewport are rendered ahead into the cache, one small slice per event-loop turn.
+
+Each slice does one piece of work, then schedules the next: give the rows in or near the viewport their widgets
+(within the step's budget, previews otherwise), or render a few lines of one previewed reply's markdown
+(``RENDER_SLICE_CHARS``), or show a rendered one in full, or render a slice of a reply within a screen of the
+viewport that has no widget yet. Any scroll puts the idle work off again (``IDLE_DELAY_MS``).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QTimer
+
+from app.core.conversation import Role
+from app.ui.messages.widget import MessageWidget
+
+if TYPE_CHECKING:
+    from app.ui.messages.chat_view import ChatView
+    from app.ui.messages.positions import ListItem
+
+#: Quiet time (ms) after the last scroll before the idle work starts; each idle slice does one piece of work.
+IDLE_DELAY_MS = 30
+#: Characters of markdown one idle slice renders (~1-3 ms; a table that ends in the slice is parsed whole).
+RENDER_SLICE_CHARS = 500
+#: Rows this close to the viewport (px) get their widgets in idle time, before they scroll in.
+OVERSCAN_PX = 120
+
+
+class IdleWork:
+    """The idle slices of ``view`` (see the module docstring). ``slices_ms`` holds the duration of the last 1,000
+    slices (ms; the history benchmark reads it)."""
+
+    def __init__(self, view: ChatView) -> None:
+        self.view = view
+        self.timer = QTimer(view)
+        self.timer.setSingleShot(True)
+        self.timer.timeout.connect(self.step)
+        self.slices_ms: list[float] = []
+
+    def start(self, delay_ms: int = IDLE_DELAY_MS) -> None:
+        """Run the next slice ``delay_ms`` from now (again, if it was scheduled)."""
+        self.timer.start(delay_ms)
+
+    def is_active(self) -> bool:
+        return self.timer.isActive()
+
+    def previews(self) -> list[ListItem]:
+        """Rows showing a preview of a finished reply, those in the viewport first (top down), then the others
+        that have widgets (a streaming reply's preview catches up by itself)."""
+        view = self.view
+        first, last = view._visible_range()
+        near = list(view.items[first:last])
+        near += [it for it in view.items if it.widget is not None and it not in near]
+        return [it for it in near if isinstance(it.widget, MessageWidget) and it.widget.preview
+                and it.message is not None and it.message.status.final]
+
+    def step(self) -> None:
+        """One slice of idle work (see the module docstring); the next is scheduled while work is left."""
+        view = self.view
+        t0 = time.perf_counter()
+        theme = view._style()
+        more = True
+        previews = self.previews()
+        first, last = view._visible_range(margin=OVERSCAN_PX)
+        if any(it.widget is None for it in view.items[first:last]):
+            view._relayout()        # the rows in and just outside the viewport: widgets, previews if not rendered
+        elif previews:
+            it = previews[0]
+            w = it.widget
+            assert isinstance(w, MessageWidget) and it.message is not None
+            renderer = view.renders.get(it.message, theme)
+            if renderer is None:          # markdown → HTML, a few lines a slice; then one slice shows it
+                view.renders.render_slice(it.message, theme, RENDER_SLICE_CHARS)
+            else:
+                view._show_rendered(w, renderer)
+        else:
+            vh = view.viewport().height()
+            first, last = view._visible_range(margin=vh)
+            ahead = [it for it in view.items[first:last] if it.widget is None and it.message is not None
+                     and it.message.role is Role.ASSISTANT and it.message.status.final and it.message.text
+                     and not view.renders.has(it.message, theme)]
+            more = bool(ahead)
+            if ahead:
+                msg = ahead[0].message
+                assert msg is not None
+                view.renders.render_slice(msg, theme, RENDER_SLICE_CHARS)
+        self.slices_ms.append((time.perf_counter() - t0) * 1000.0)
+        del self.slices_ms[:-1000]
+        if more:
+            self.timer.start(0)

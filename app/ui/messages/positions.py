@@ -1,0 +1,112 @@
+"""Heights and positions of the message list's rows (:mod:`.chat_view`), without widgets of its own.
+
+- A :class:`ListItem` is one row: a message or a notice line, its heights per width (measured once with its
+  widget; estimated from the text length until then: :meth:`ListItem.estimate`) and the widget showing it, if
+  any.
+- :class:`Positions` keeps the y of each row (content coordinates) as prefix sums of the heights it placed them
+  with. A row whose height changed moves the rows after it by the difference (one list pass in C); only a change
+  of the list or of the width sums every height again (:meth:`Positions.invalidate`).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QWidget
+
+    from app.core.conversation import Message
+
+#: Space above the first row and below the last (px), and between rows.
+MARGIN_Y, SPACING = 12, 10
+
+
+@dataclass(eq=False)
+class ListItem:
+    """One row of the list: ``message`` or ``notice`` (its text and object name), ``heights`` (width → measured
+    height, px), ``widget`` (None while the row is away from the viewport)."""
+
+    message: Message | None = None
+    notice: tuple[str, str] | None = None
+    heights: dict[int, int] = field(default_factory=dict)
+    widget: QWidget | None = None
+    _guess: tuple[int, int] = (-1, 0)                # (width, estimated height)
+
+    def estimate(self, width: int) -> int:
+        """A height guess before the widget exists (px): ~8 px per character, 19 px a line, plus the header."""
+        if self._guess[0] == width:
+            return self._guess[1]
+        text = self.message.text if self.message is not None else (self.notice or ("", ""))[0]
+        per_line = max(20, width // 8)
+        # the text's lines plus its wrapped lines, counted in C (a per-line loop cost 0.3 s for 1,000 replies)
+        lines = text.count("\n") + 1 + len(text) // per_line if text else 1
+        guess = 40 + 19 * lines
+        self._guess = (width, guess)
+        return guess
+
+    def height(self, width: int) -> int:
+        """The row's height at ``width`` (px): measured on its widget (and kept), else :meth:`estimate`."""
+        h = self.heights.get(width)
+        if h is not None:
+            return h
+        w = self.widget
+        if w is None:
+            return self.estimate(width)
+        h = max(1, w.heightForWidth(width)) if w.hasHeightForWidth() else w.sizeHint().height()
+        if len(self.heights) > 6:
+            self.heights.clear()
+        self.heights[width] = h
+        return h
+
+
+class Positions:
+    """The y of each row (``tops``, px, content coordinates) and the height each was placed with (``placed``).
+
+    ``tops[:valid]`` are up to date but for the rows in ``dirty`` (their height may have changed since)."""
+
+    def __init__(self) -> None:
+        self.tops: list[int] = []
+        self.placed: list[int] = []
+        self.valid = 0
+        self.dirty: set[int] = set()
+
+    def invalidate(self, first: int = 0) -> None:
+        """Rows from ``first`` on (a row added or removed there; 0: a new width) are placed again."""
+        self.valid = min(self.valid, first)
+
+    def update(self, items: Sequence[ListItem], height: Callable[[ListItem], int]) -> int:
+        """Place the rows whose position is stale; ``height(item)`` gives a row's height at the column's width.
+        Returns the content height (px; 0 for no rows)."""
+        tops, placed = self.tops, self.placed
+        valid = min(self.valid, len(items))
+        del tops[valid:]
+        del placed[valid:]
+        for i in sorted(self.dirty):
+            if i >= valid:
+                break
+            d = height(items[i]) - placed[i]
+            if d:
+                placed[i] += d
+                tops[i + 1:] = [t + d for t in tops[i + 1:]]
+        self.dirty.clear()
+        y = tops[-1] + placed[-1] + SPACING if tops else MARGIN_Y
+        for it in items[valid:]:
+            h = height(it)
+            tops.append(y)
+            placed.append(h)
+            y += h + SPACING
+        self.valid = len(tops)
+        if not items:
+            return 0
+        return tops[-1] + placed[-1] + MARGIN_Y
+
+    def index_at(self, y: int) -> int:
+        """The row at content height ``y`` (the last one starting at or above it; 0 when there is none)."""
+        return max(0, bisect.bisect_right(self.tops, y) - 1)
+
+    def span(self, lo: int, hi: int, count: int) -> tuple[int, int]:
+        """Indexes ``[first, last)`` of the rows that reach into ``[lo, hi]`` (px), at most ``count``."""
+        return self.index_at(lo), min(count, bisect.bisect_right(self.tops, hi))
