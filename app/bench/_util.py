@@ -88,7 +88,9 @@ def qt_loop() -> Iterator[asyncio.AbstractEventLoop]:
         with contextlib.suppress(Exception):
             loop.run_until_complete(asyncio.sleep(0))
         asyncio.set_event_loop(None)
-        loop.close()
+        from app.ui.window.gui_thread import close_loop
+
+        close_loop(loop)        # its Qt objects deleted here, on the GUI thread (see app.ui.window.gui_thread)
 
 
 class PaintStage:
