@@ -26,11 +26,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont, QResizeEvent
+from PySide6.QtGui import QColor, QFont, QPainter, QPaintEvent, QPen, QResizeEvent
 from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QFrame, QLabel, QSizePolicy, QWidget
 
 from app.core.conversation import Conversation, Message, Role
 from app.ui.compose.chat_input import ChatInput
+from app.ui.look.style import border_color
 from app.ui.messages import keys as message_keys
 from app.ui.messages.idle_render import IDLE_DELAY_MS, OVERSCAN_PX, RENDER_SLICE_CHARS, IdleWork
 from app.ui.messages.markdown_view import UI_FONT_FAMILIES, palette_theme
@@ -48,9 +49,14 @@ MARGIN_X = 16
 #: Indents that tell the two sides apart (px, at most a fifth / a tenth of the column).
 USER_INDENT, REPLY_INDENT = 80, 24
 #: Within one layout (a scroll step), replies whose render is cached are shown in full if that fits in what is
-#: left of this (ms);
-#: the others show their plain-text preview until the idle work renders them.
+#: left of this (ms); the others show their plain-text preview until the idle work renders them. In a scroll
+#: step a row is given a widget at all only while its cost (``PREVIEW_CHARS_PER_MS``) fits what is left (the
+#: first row of a step always): the others stay blank until the idle work, so a step that uncovers several long
+#: messages at once costs about this much.
 STEP_BUDGET_MS = 6.0
+#: A row's widget costs about 1 ms per this many characters of its text shown as a preview (plain-text preview
+#: ~1.3 ms, its layout ~2 ms, binding ~0.3 ms for a 6.4 KB reply: ``python -m app.bench history``'s replies).
+PREVIEW_CHARS_PER_MS = 1700
 
 
 class ChatView(QAbstractScrollArea):
@@ -365,6 +371,7 @@ class ChatView(QAbstractScrollArea):
             i = pos.index_at(bar.value())
             if i < pos.valid:
                 anchor = (i, bar.value() - pos.tops[i])
+        made = 0                                 # widgets given in this layout
         for _ in range(4):                       # real heights replace estimates, then it settles
             total = self._update_tops()
             bar.setRange(0, max(0, total - vh))
@@ -383,6 +390,10 @@ class ChatView(QAbstractScrollArea):
             for i in range(first, last):
                 it = self.items[i]
                 if it.widget is None:
+                    if made and not self._fits(it):
+                        self.idle.start(IDLE_DELAY_MS)    # the step's budget is spent: blank until the idle work
+                        continue
+                    made += 1
                     before = it.height(self._box(it)[1])
                     self._materialize(it)
                     if it.height(self._box(it)[1]) != before:
@@ -401,6 +412,14 @@ class ChatView(QAbstractScrollArea):
             if it.widget is not None:
                 x, width = self._box(it, col)
                 it.widget.setGeometry(x, pos.tops[i] - top, width, it.height(width))
+
+    def _fits(self, it: ListItem) -> bool:
+        """Whether giving ``it`` a widget fits what is left of a scroll step's budget (any other layout, e.g.
+        opening a chat or the idle work, gives every row in view its widget)."""
+        if self._render_now or self._overscan or it.message is None:     # not a scroll step
+            return True
+        left_ms = (self._budget_until - time.perf_counter()) * 1000.0
+        return left_ms * PREVIEW_CHARS_PER_MS >= len(it.message.text)
 
     def _drop_far(self, top: int, vh: int) -> None:
         """Give back the widgets more than a screen away from the viewport (scrolling back a little is free)."""
@@ -431,10 +450,13 @@ class ChatView(QAbstractScrollArea):
         return self.positions.span(top - margin, top + self.viewport().height() + margin, len(self.items))
 
     def fully_rendered(self) -> bool:
-        """Whether every message in the viewport shows its full render with its code colours (no preview)."""
+        """Whether every message in the viewport shows its full render with its code colours (no preview, none
+        left blank by a step's budget)."""
         first, last = self._visible_range()
         for it in self.items[first:last]:
             w = it.widget
+            if w is None and it.message is not None:
+                return False
             if isinstance(w, MessageWidget) and w.view is not None and (
                     w.preview or w.view.renderer.highlights_pending):
                 return False
@@ -453,6 +475,22 @@ class ChatView(QAbstractScrollArea):
         super().resizeEvent(event)
         self.positions.invalidate()
         self._relayout()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        """The viewport: a row that a scroll step left without its widget (the step's budget was spent) shows as
+        a reply's outline until the idle work gives it one."""
+        first, last = self._visible_range()
+        blank = [i for i in range(first, last) if self.items[i].widget is None and self.items[i].message is not None]
+        if not blank:
+            return
+        p = QPainter(self.viewport())
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        p.setPen(QPen(QColor(border_color()), 1))
+        top, col, pos = self.verticalScrollBar().value(), self.column(), self.positions
+        for i in blank:
+            x, width = self._box(self.items[i], col)
+            p.drawRoundedRect(x, pos.tops[i] - top, width - 1, pos.placed[i] - 1, 10, 10)
+        p.end()
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:  # the layout moves the widgets itself
         pass

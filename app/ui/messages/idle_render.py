@@ -64,7 +64,7 @@ class IdleWork:
         theme = view._style()
         more = True
         previews = self.previews()
-        first, last = view._visible_range(margin=OVERSCAN_PX)
+        first, last = view._visible_range(margin=view._overscan)     # OVERSCAN_PX but while scrolling
         if any(it.widget is None for it in view.items[first:last]):
             view._relayout()        # the rows in and just outside the viewport: widgets, previews if not rendered
         elif previews:

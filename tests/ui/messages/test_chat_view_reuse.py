@@ -305,3 +305,30 @@ def test_a_view_shown_again_at_its_width_is_not_laid_out_again(qtbot, monkeypatc
     QApplication.processEvents()
     assert relayouts == [400]
     assert view.document().pageSize().width() == view.viewport().width()
+
+
+@pytest.mark.parametrize("budget_ms", [0.0, 1e6])
+def test_a_step_past_its_budget_leaves_rows_blank_until_the_scrolling_pauses(window, qtbot, monkeypatch,
+                                                                            budget_ms) -> None:
+    """A scroll step gives rows their widgets while their cost fits the step's budget (the first row always);
+    the rows left blank get theirs from the idle work, and the screen counts as rendered only then."""
+    import app.ui.messages.chat_view as cv
+
+    chat = window.chat
+    show_chat(window, long_chat(150))
+    qtbot.waitUntil(chat.fully_rendered, timeout=60_000)
+    monkeypatch.setattr(cv, "STEP_BUDGET_MS", budget_ms)
+    bar = chat.verticalScrollBar()
+    bar.setValue(bar.maximum() // 2)                      # a screen of rows that have no widgets yet
+    first, last = chat._visible_range()
+    rows = chat.items[first:last]
+    assert len(rows) >= 2
+    blank = [it for it in rows if it.widget is None]
+    if budget_ms:
+        assert not blank
+    else:
+        assert len(blank) >= len(rows) - 1                # the step's first row only
+        assert not chat.fully_rendered()
+    qtbot.waitUntil(chat.fully_rendered, timeout=60_000)
+    first, last = chat._visible_range()
+    assert all(isinstance(it.widget, MessageWidget) for it in chat.items[first:last])
