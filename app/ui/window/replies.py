@@ -71,7 +71,7 @@ class ReplyPainting:
 
     def attach(self, gen: Generation, fresh_view: bool) -> None:
         """Paint ``gen``'s reply into its view when its chat is shown, else only count what arrives."""
-        from app.core.render.preview import plain_preview
+        from app.core.render.preview import tail_preview
 
         widget = self.chat().widget_for(gen.reply) if self._shown(gen) else None
         view = widget.view if widget is not None else None
@@ -84,9 +84,9 @@ class ReplyPainting:
             view.append_text(gen.reply.text)
             view.refresh()
         elif fresh_view and gen.reply.text:
-            # a re-made view shows the text so far as a preview while the render tick feeds it in slices (never
-            # in one go), then its render
-            view.begin_catch_up(plain_preview(gen.reply.text))
+            # a re-made view shows the end of the text so far as a preview (the list follows the bottom) while
+            # the render tick feeds it in slices (never in one go), then its render
+            view.begin_catch_up(tail_preview(gen.reply.text))
             self.coalescer.catch_up(gen.reply, view.append_text, view.refresh, gen.metrics, view.end_catch_up)
             return
         self.coalescer.attach(gen.reply, view.append_text, view.refresh, gen.metrics)

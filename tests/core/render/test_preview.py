@@ -73,3 +73,21 @@ def test_odd_input_never_raises() -> None:
     for text in ["", "*", "**", "`", "[", "](", "|", "```", "~~~\nopen fence", "<think>", "_a_b_", "$$"]:
         assert isinstance(plain_preview(text), str)
     assert plain_preview("") == ""
+
+
+def test_the_tail_of_a_long_reply_is_previewed_from_a_line_start_and_code_stays_code() -> None:
+    from app.core.render.preview import tail_preview
+
+    prose = "".join(f"Line {k} with **bold** words.\n" for k in range(400))
+    code = "```python\n" + "".join(f"x{k} = a * b  # **kept {k}**\n" for k in range(300))
+    text = prose + code
+    assert tail_preview(prose[:500], chars=600) == plain_preview(prose[:500])        # short: all of it
+    out = tail_preview(text, chars=2000)
+    assert out.startswith("…\n")
+    lines = out.split("\n")[1:]
+    assert lines[-1] == "x299 = a * b  # **kept 299**"                # inside the open code block: as written
+    assert lines[0].startswith("x") and len(out) < 2200                # from a line start, about `chars` of it
+    assert all("**" in line for line in lines)                          # no line lost its code's markup
+    out = tail_preview(prose + "```\nclosed\n```\n" + prose, chars=2000)
+    assert "**" not in out and out.endswith("Line 399 with bold words.")   # the block closed before the cut
+    assert tail_preview("x" * 10_000, chars=100) == "…\n" + "x" * 100     # one line: cut inside it
