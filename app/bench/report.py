@@ -45,6 +45,7 @@ PLAN: list[tuple[str, list[str], list[str]]] = [
     ("feeds", [], ["--repeats", "1"]),
     ("search", [], ["--messages", "2000", "--rounds", "2"]),
     ("history", [], ["--pairs", "10,1000"]),
+    ("sidebar", [], ["--opens", "12"]),
     ("idle", [], ["--seconds", "2"]),
     ("startup", [], ["--runs", "1"]),
     ("remote", [], ["--rounds", "2", "--events", "2000", "--stops", "5"]),

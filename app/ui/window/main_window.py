@@ -356,9 +356,7 @@ class MainWindow(QMainWindow, SessionListener):
         for g in running:
             self.replies.attach(g, fresh_view=True)
         self._set_send_mode(stop=self.session.generating)
-        self.refresh_history()
-        if conv.id is None:
-            self.history.clearSelection()
+        self.side.select_shown()              # the list itself changes only when the history does
         self._refresh_welcome()
         if not self.history.hasFocus():       # a chat opened from the list keeps the list focused (Delete works)
             self.input.setFocus()
@@ -372,8 +370,10 @@ class MainWindow(QMainWindow, SessionListener):
         self.pane.refresh()
 
     def _relayout(self) -> None:
-        """Lay the shown chat out again (a new text size, a new language: its message widgets are made anew)."""
+        """Lay the shown chat out again (a new text size, a new language: its message widgets are made anew), and
+        the chat list (its headings' fonts and texts)."""
         self.conversation_shown(self.session.conversation)
+        self.refresh_history()
 
     def _rebuild_texts(self) -> None:
         """After a language switch: the texts composed from several pieces, and the shown chat."""

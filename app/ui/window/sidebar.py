@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QCoreApplication, QObject, QPoint, Qt
+from PySide6.QtCore import QCoreApplication, QModelIndex, QObject, QPoint, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QInputDialog, QMainWindow, QMenu, QPushButton, QTreeWidgetItem, QVBoxLayout, QWidget
 
@@ -93,6 +93,7 @@ class ChatSidebar(QObject):
         self.folders = FolderDialogs(session, self.chats, parent, self.refresh, self._guard)
         self.new_folder_action = QAction(translate("MainWindow", "New &folder…"), parent)
         self.new_folder_action.triggered.connect(lambda: self.folders.new_folder())
+        self._rows: dict[int, QTreeWidgetItem] = {}         # chat id → its row, as ``refresh`` last made them
         self._delete_chat: Callable[[int], object] = lambda _cid: None
         self._list_actions: list[QAction] = []
 
@@ -157,17 +158,42 @@ class ChatSidebar(QObject):
             n = row.childCount()
             row.setToolTip(0, f.name + " — " + self.tr("%n chat(s)", "", n))
             set_chevron(lst, row)
-        current = rows.get(shown) if shown is not None else None
+        self._rows = rows
+        self._mark(rows.get(shown) if shown is not None else None)
+        lst.verticalScrollBar().setValue(scroll)
+        lst.blockSignals(False)
+        self._update_pin_text()
+
+    def select_shown(self) -> None:
+        """Mark the shown chat's row as the list's current one without filling the list again (opening a chat,
+        or a new one, changes nothing else in it); keeps the scroll position. A saved chat with no row yet (the
+        list is behind the history) fills the list again instead (``refresh``)."""
+        if self.session.store is None:
+            return
+        shown = self.session.conversation.id
+        row = self._rows.get(shown) if shown is not None else None
+        if shown is not None and row is None:
+            self.refresh()
+            return
+        lst = self.chats
+        scroll = lst.verticalScrollBar().value()
+        lst.blockSignals(True)
+        self._mark(row)
+        lst.verticalScrollBar().setValue(scroll)
+        lst.blockSignals(False)
+        self._update_pin_text()
+
+    def _mark(self, current: QTreeWidgetItem | None) -> None:
+        """``current`` (the shown chat's row; None: no current row) as the list's current row, or its folder's
+        when the folder is closed."""
         folder = current.parent() if current is not None else None
         if folder is not None and not folder.isExpanded():
             current = folder                    # the shown chat is in a closed folder: the folder is marked
         if current is not None:
-            lst.setCurrentItem(current)
+            self.chats.setCurrentItem(current)
         else:
-            lst.clearSelection()
-        lst.verticalScrollBar().setValue(scroll)
-        lst.blockSignals(False)
-        self._update_pin_text()
+            self.chats.setCurrentIndex(QModelIndex())
+            self.chats.clearSelection()
 
     def reveal(self, conv_id: int) -> None:
         """Show chat ``conv_id``'s row: its folder opens (and stays open), the list scrolls to it."""
@@ -209,7 +235,7 @@ class ChatSidebar(QObject):
 
     def _info(self, conv_id: int | None) -> tuple[bool, int | None] | None:
         """(pinned, folder id) of chat ``conv_id`` as the list shows it."""
-        row = self.chats.row_of_chat(conv_id) if conv_id is not None else None
+        row = self._rows.get(conv_id) if conv_id is not None else None
         if row is None:
             return None
         parent = row.parent()

@@ -322,6 +322,55 @@ def test_an_import_through_the_window_shows_its_pins_and_folders(qtbot, qloop, t
         qloop.run_until_complete(w.shutdown())
 
 
+def test_opening_a_chat_moves_the_selection_and_makes_no_row_anew(qtbot, qloop, tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite3"
+    ids, made = _grouped(path, ["alpha", "beta", "gamma"], {"Work": ["alpha"]}, pinned=("gamma",),
+                         collapsed=("Work",))
+    w = _window(qtbot, path)
+    try:
+        rows = list(w.history.rows())
+        w.open_conversation(ids["beta"])
+        assert chat_of(w.history.currentItem()) == ids["beta"]
+        w.open_conversation(ids["alpha"])                             # in the closed folder: the folder is marked
+        assert folder_of(w.history.currentItem()) == made["Work"]
+        w.open_conversation(ids["gamma"])
+        assert chat_of(w.history.currentItem()) == ids["gamma"] and w.history.selectedItems() == [
+            w.history.row_of_chat(ids["gamma"])]
+        w.new_chat()                                                  # not saved yet: no row is current
+        assert w.history.currentItem() is None and w.history.selectedItems() == []
+        after = list(w.history.rows())
+        assert len(after) == len(rows) and all(a is b for a, b in zip(after, rows, strict=True))
+        other = Store(path)                                           # a chat the list has not seen yet
+        late = Conversation(title="late")
+        other.save_message(late, late.add(Message(Role.USER, "written by another window")))
+        other.close()
+        assert late.id is not None
+        w.open_conversation(late.id)                                  # the list is filled again, with it
+        assert _layout(w) == ["<Pinned>", "  gamma", "[Work …]", "  alpha", "late", "beta"]
+        assert chat_of(w.history.currentItem()) == late.id
+    finally:
+        qloop.run_until_complete(w.shutdown())
+
+
+def test_a_language_switch_translates_the_headings_of_the_list(qtbot, qloop, tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite3"
+    ids, _ = _grouped(path, ["alpha", "beta"], {"Work": ["alpha"]}, pinned=("beta",))
+    i18n.install("en")
+    w = _window(qtbot, path)
+    try:
+        w.open_conversation(ids["alpha"])
+        assert _layout(w) == ["<Pinned>", "  beta", "[Work]", "  alpha"]
+        assert w.language.apply("zh_CN") == "zh_CN"
+        qtbot.waitUntil(lambda: _layout(w)[0] == "<已置顶>")
+        assert "个对话" in w.history.topLevelItem(1).toolTip(0)          # the folder's "%n chat(s)"
+        assert chat_of(w.history.currentItem()) == ids["alpha"]
+        assert w.language.apply("en") == "en"
+        qtbot.waitUntil(lambda: _layout(w)[0] == "<Pinned>")
+    finally:
+        i18n.install("en")
+        qloop.run_until_complete(w.shutdown())
+
+
 def test_the_grouped_sidebar_and_its_menus_are_chinese(qtbot, qloop, tmp_path: Path) -> None:
     path = tmp_path / "h.sqlite3"
     ids, _ = _grouped(path, ["alpha", "beta"], {"Work": ["alpha"]}, pinned=("beta",))
