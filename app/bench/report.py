@@ -111,6 +111,9 @@ BUDGETS = [
     Budget("history", "open_streaming_ms", "<=", 50.0, "open a chat whose reply streams: shown (ms)"),
     Budget("idle", "wakeups_per_s", "<=", 2.0, "idle window: main-thread wake-ups per second"),
     Budget("startup", "window_shown_ratio", "<=", 3.0, "launch → window shown ÷ a bare PySide6 window"),
+    Budget("startup", "model_window_shown_ratio", "<=", 1.10,
+           "bundled model: launch → window shown, engine host ÷ in-process"),
+    Budget("startup", "model_ready_ratio", "<=", 1.10, "bundled model: launch → model ready, engine host ÷ in-process"),
     Budget("remote", "throughput_ratio_remote", ">=", 0.98, "remote SSE path vs a raw httpx-sse loop"),
     Budget("remote", "throughput_ratio_unpaced", ">=", 0.9, "… unpaced (each path as fast as it can)"),
 ]
