@@ -240,8 +240,11 @@ def main(argv: list[str] | None = None) -> int:
     except (EngineError, OSError) as exc:     # OSError: an unreadable --scripted-reply file
         return report_startup_error(str(exc), argv)     # stderr, the log, and a dialog when frozen
     prestart = getattr(engine, "prestart", None)
-    if prestart is not None:       # the engine host starts loading the model while Qt and the window start
-        prestart()
+    if prestart is not None:       # the engine host starts loading the model while Qt and the window start,
+        from app.engine.hosted import spare_core
+
+        if spare_core():           # on a core of its own; else the window's load starts it, once the window is up
+            prestart()
 
     import qasync
     from PySide6.QtWidgets import QApplication

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import faulthandler
+import functools
 import logging
 import os
 import signal
@@ -60,25 +61,71 @@ def host_main(ctl: Any, rpc: Any, options: dict[str, Any]) -> None:
     ``memory_limit_mb`` (None: none), ``env`` (variables to set before llama.cpp is imported)."""
     for key, value in (options.get("env") or {}).items():
         os.environ[key] = value
-    from app.core.streaming.stream import tune_switch_interval
-
-    tune_switch_interval()      # the control thread gets the GIL within 1 ms when a Stop or a credit arrives
     _setup_logging(options.get("log_path"), bool(options.get("debug")))
     limit = options.get("memory_limit_mb")
     if limit:
         set_memory_limit(int(limit))
-    host = Host(ctl, rpc, limit)
-    try:
-        import llama_cpp  # noqa: F401 - while the window builds itself (a prestarted host)
-
-        import app.engine.llama  # noqa: F401
-    except Exception:       # reported by the load that needs it
-        log.debug("importing llama-cpp-python failed", exc_info=True)
+    nice = int(options.get("load_nice") or 0)
+    host = Host(ctl, rpc, limit, load_nice=nice)
+    run_niced(_import_llama, nice)     # while the window builds itself (a prestarted host)
     try:
         host.serve()
     except (EOFError, OSError, KeyboardInterrupt):      # the window process went away: nothing to answer
         pass
     os._exit(0)         # no interpreter teardown under llama.cpp's threads
+
+
+def _import_llama() -> None:
+    """What the host needs before it can load a model (with a prestarted host, while the window builds itself),
+    and the GIL's switch interval (``tune_switch_interval``: the control thread gets the GIL within 1 ms when a
+    Stop or a credit arrives)."""
+    from app.core.streaming.stream import tune_switch_interval
+
+    tune_switch_interval()
+    try:
+        import llama_cpp  # noqa: F401
+
+        import app.engine.llama  # noqa: F401
+    except Exception:       # reported by the load that needs it
+        log.debug("importing llama-cpp-python failed", exc_info=True)
+
+
+def thread_nice() -> int | None:
+    """The calling thread's nice value (Linux: per thread), None where the OS has none per thread."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    except (OSError, AttributeError):
+        return None
+
+
+def run_niced(fn: Callable[[], Any], n: int) -> Any:
+    """``fn()`` in a thread of its own whose nice value is ``n`` above the caller's, joined; returns what ``fn``
+    returned, raises what it raised. Only that thread yields the CPU: on Linux nice is per thread
+    (``setpriority`` on its thread id) and a thread inherits its creator's, so the threads the caller makes
+    later — the decode thread and llama.cpp's own — keep the caller's priority (an unprivileged process could
+    not raise it back: ``RLIMIT_NICE``). ``n`` ≤ 0, or an OS without per-thread nice (macOS, Windows): ``fn()``
+    on this thread, at its priority."""
+    base = thread_nice()
+    if n <= 0 or base is None:
+        return fn()
+    out: dict[str, Any] = {}
+
+    def body() -> None:
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), min(19, base + n))
+        try:
+            out["value"] = fn()
+        except BaseException as exc:     # re-raised on the caller's thread
+            out["error"] = exc
+
+    worker = threading.Thread(target=body, name="brook-host-niced", daemon=True)
+    worker.start()
+    worker.join()
+    if "error" in out:
+        raise out["error"]
+    return out.get("value")
 
 
 def _setup_logging(path: str | None, debug: bool) -> None:
@@ -175,9 +222,10 @@ def _error(exc: BaseException, memory_limit_mb: int | None) -> tuple[str, str]:
 class Host:
     """Serves one model (``app.engine.llama.LlamaEngine``) over the two pipes; see the module docstring."""
 
-    def __init__(self, ctl: Any, rpc: Any, memory_limit_mb: int | None = None) -> None:
+    def __init__(self, ctl: Any, rpc: Any, memory_limit_mb: int | None = None, load_nice: int = 0) -> None:
         self.ctl, self.rpc = ctl, rpc
         self.memory_limit_mb = memory_limit_mb
+        self.load_nice = load_nice      # the first load's (``run_niced``): a prestarted host yields to the window
         self.engine: LlamaEngine | None = None
         self._send_lock = threading.Lock()
         self._current: tuple[int, threading.Event, _Credits] | None = None
@@ -206,7 +254,8 @@ class Host:
             elif kind == "stream":
                 self._start_decode(*msg[1:])
             elif kind == "load":
-                self._load(msg[1])
+                nice, self.load_nice = self.load_nice, 0
+                run_niced(functools.partial(self._load, msg[1]), nice)
             elif kind == "exit":
                 return
 
@@ -233,7 +282,8 @@ class Host:
         self.engine = engine
         chat = engine._prompt
         self.send(("loaded", {"metadata": engine.metadata, "template_source": chat.source if chat else None,
-                              "n_threads": engine.n_threads, "runtime": engine.runtime()}))
+                              "n_threads": engine.n_threads, "runtime": engine.runtime(),
+                              "load_nice": thread_nice()}))
         log.info("model loaded (n_threads=%s, n_gpu_layers=%s)", engine.n_threads, engine.n_gpu_layers)
 
     # decode thread ----------------------------------------------------------------------------------
@@ -241,7 +291,9 @@ class Host:
                       params: Any, window: int, fault: tuple[str, float, str] | None) -> None:
         if self._decode is not None:
             self._decode.join()      # the window sends a stream only after the previous one's "end"
-        stop, credits = threading.Event(), _Credits(window)
+        from app.core.streaming.stream import StopEvent
+
+        stop, credits = StopEvent(), _Credits(window)       # set: llama.cpp's native abort flag too
         self._current = (sid, stop, credits)
         self._decode = threading.Thread(target=self._run_decode, args=(sid, messages, fitted, params, stop,
                                                                        credits, fault),
@@ -285,7 +337,9 @@ class Host:
                 close = getattr(it, "close", None)     # a generator: end llama.cpp's loop now
                 if close is not None:
                     close()
-            self.send(("end", sid, clock.stop()))
+            figures = clock.stop()
+            figures["nice"] = thread_nice()           # the decode thread's priority (a prestarted host's too)
+            self.send(("end", sid, figures))
         except (OSError, EOFError):
             return                   # the window went away
         except BaseException as exc:

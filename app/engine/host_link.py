@@ -67,12 +67,14 @@ def start_host(options: dict[str, Any], mode: str) -> HostLink:
     return HostLink(proc, ctl, rpc)
 
 
-def host_options(memory_limit_mb: int | None, safe: bool) -> dict[str, Any]:
+def host_options(memory_limit_mb: int | None, safe: bool, load_nice: int = 0) -> dict[str, Any]:
     """The options a new host starts with: the app's log file, the memory limit (``_memory_limit``), safe mode's
-    environment (no extra CPU buffer types) and whether Brook logs at debug level."""
+    environment (no extra CPU buffer types), whether Brook logs at debug level, and ``load_nice``: how much lower
+    than the window's the priority of its llama.cpp import and first load is (``app.engine.host.run_niced``;
+    0: the same)."""
     return {"log_path": _log_file(), "memory_limit_mb": _memory_limit(memory_limit_mb),
             "env": {"BROOK_EXTRA_BUFTS": "0"} if safe else {},
-            "debug": logging.getLogger("brook").isEnabledFor(logging.DEBUG)}
+            "debug": logging.getLogger("brook").isEnabledFor(logging.DEBUG), "load_nice": load_nice}
 
 
 class HostLink:

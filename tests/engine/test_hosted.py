@@ -5,6 +5,7 @@ is an ``EngineCrashed`` after the chunks that came, and the next reply starts a 
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +17,7 @@ from app.core.errors import LoadCancelled
 from app.core.streaming.stream import StopEvent
 from app.core.types import Chunk, GenerationParams
 from app.engine import host_modes
-from app.engine.hosted import CREDIT_WINDOW, EngineCrashed, HostedEngine, describe_exit
+from app.engine.hosted import CREDIT_WINDOW, PRESTART_NICE, EngineCrashed, HostedEngine, describe_exit, spare_core
 from app.engine.llama import LlamaEngine
 
 pytestmark = [pytest.mark.model, pytest.mark.timeout(240)]
@@ -285,6 +286,11 @@ def test_a_prestarted_host_loads_while_the_caller_does_other_work(bundled_model:
         assert seen[0] == 0.0 and seen[-1] == 1.0 and seen == sorted(seen)
         chunks, err = collect(e)
         assert err is None and chunks
+        if sys.platform.startswith("linux"):                # nice is per thread: the load yielded, decode does not
+            ours = os.getpriority(os.PRIO_PROCESS, 0)
+            assert e.load_nice == min(19, ours + PRESTART_NICE)
+            figures = e.decode_figures()
+            assert figures is not None and figures["nice"] == ours
     finally:
         e.unload()
     assert not alive(pid)
@@ -324,3 +330,14 @@ def test_a_load_whose_reports_all_waited_still_reports_its_progress(tmp_path: Pa
     seen: list[float] = []
     e._start_and_load("normal", seen.append)
     assert seen == [0.6] and e._host is link and link.loaded       # the newest report under 1.0, once
+
+
+def test_the_host_is_prestarted_only_where_a_core_is_free(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert spare_core(0.4, 2) and spare_core(1.0, 2) and spare_core(6.5, 8)
+    assert not spare_core(1.2, 2) and not spare_core(4.0, 2) and not spare_core(0.5, 1)
+
+    def no_load_average() -> tuple[float, float, float]:
+        raise OSError("no load average here")
+
+    monkeypatch.setattr(os, "getloadavg", no_load_average)
+    assert spare_core(cpus=1)                       # where the OS cannot say: prestart, as before
