@@ -8,6 +8,7 @@ UTF-8 sequences and partial stop strings while streaming, so every chunk is whol
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import os
 import threading
@@ -30,6 +31,7 @@ from app.engine.base import (
 from app.engine.chat_prompt import ChatPrompt, Prompt
 from app.engine.load_progress import loading_with_progress
 from app.engine.models import check_gguf, display_name
+from app.engine.native_abort import NativeAbort
 
 log = logging.getLogger("brook.engine.llama")
 
@@ -69,6 +71,7 @@ class LlamaEngine:
         self.n_gpu_layers = n_gpu_layers     # asked for: ≥ 0 layers, or -1 = as many as fit (app.engine.backends)
         self.gpu_layers = 0                  # what the last load gave llama.cpp
         self._llm: Any = None
+        self._abort: NativeAbort | None = None   # the context's native abort flag, when installed (``load``)
         self._lock = threading.Lock()
         #: (messages as a key, monotonic time, Prompt): the prompt the last ``fit_context`` measured
         self._fitted_prompt: tuple[tuple[Any, ...], float, Prompt] | None = None
@@ -123,9 +126,15 @@ class LlamaEngine:
         except Exception as exc:
             llm.close()
             raise InvalidModelError(f"The chat template of {path.name} cannot be used: {exc}") from exc
+        abort = NativeAbort()
+        try:
+            installed = abort.install(llm._ctx.ctx)
+        except (AttributeError, TypeError, ctypes.ArgumentError):   # private API moved: Stop waits for the token
+            installed = False
         with self._lock:
             self._llm = llm
             self._prompt = prompt
+            self._abort = abort if installed else None
             self.gpu_layers = gpu_layers
         default_hash_cache().start(path)      # SHA-256 for provenance, once per file, in the background
         log.info("loaded %s (n_ctx=%d)", path, self.n_ctx)
@@ -209,7 +218,14 @@ class LlamaEngine:
         opening = THINK_OPEN if prompt.reasoning_open else ""
         # [THINK], harmony channels → <think>…</think>; marker tokens written back count, their text typed does not
         markers = ReasoningNormalizer(chat.reasoning_format, frozenset(chat.reasoning_markers.values()))
-        abort = self._set_abort(llm, stop)
+        native, unhook, abort = self._abort, None, None
+        add_callback = getattr(stop, "add_callback", None)
+        if native is not None and add_callback is not None:     # Stop ends prefill or the token being decoded
+            native.clear()
+            unhook = add_callback(native.set)
+        else:                                                   # a plain Event: prefill only, from Python
+            abort = self._set_abort(llm, stop)
+        decoding = False
         it = llm.create_completion(**kwargs)
         try:
             while not stop.is_set():
@@ -221,9 +237,10 @@ class LlamaEngine:
                         yield Chunk(held, 0, None)
                     return
                 except RuntimeError:
-                    if stop.is_set():      # llama_decode aborted by Stop during prefill
-                        llm.reset()        # llama.cpp dropped this sequence's KV entries: forget them too
-                        return
+                    if stop.is_set():      # llama_decode aborted by Stop
+                        if not decoding:   # in prefill: llama.cpp dropped this sequence's KV entries
+                            llm.reset()
+                        return             # in decode: only the aborted token's; what came before is kept
                     raise
                 except ValueError as exc:
                     if "context window" in str(exc) or "exceed" in str(exc):
@@ -232,6 +249,7 @@ class LlamaEngine:
                             "Start a new chat or shorten the message."
                         ) from None
                     raise
+                decoding = True
                 if abort is not None:      # prefill is over: decode checks ``stop`` between tokens instead
                     self._clear_abort(llm)
                     abort = None
@@ -249,15 +267,19 @@ class LlamaEngine:
         finally:
             if abort is not None:
                 self._clear_abort(llm)
+            if unhook is not None:
+                unhook()
             it.close()
 
     @staticmethod
     def _set_abort(llm: Any, stop: threading.Event) -> Any:
-        """Make prefill interruptible: llama.cpp calls an abort callback between the nodes of its compute graph
-        (``llama_set_abort_callback``); ours returns ``stop.is_set()``, so Stop during a long prefill returns
-        within one graph node (~10 ms measured here) instead of after the whole prompt. Installed for prefill
-        only: during decode it would cost a GIL round trip per graph node (hundreds per token). Returns the
-        ctypes callback (kept alive by the caller), or None if this llama-cpp-python has no such hook."""
+        """Make prefill interruptible when ``stop`` is a plain ``threading.Event`` (no ``add_callback`` to set
+        the native flag, ``app.engine.native_abort``): llama.cpp calls an abort callback between the nodes of its
+        compute graph (``llama_set_abort_callback``); this one returns ``stop.is_set()``, so Stop during a long
+        prefill returns within one graph node (~10 ms measured here) instead of after the whole prompt. Installed
+        for prefill only: during decode it would cost a GIL round trip per graph node (hundreds per token).
+        Returns the ctypes callback (kept alive by the caller), or None if this llama-cpp-python has no such
+        hook."""
         try:
             import llama_cpp
 
@@ -268,11 +290,14 @@ class LlamaEngine:
             return None
         return callback
 
-    @staticmethod
-    def _clear_abort(llm: Any) -> None:
+    def _clear_abort(self, llm: Any) -> None:
+        """Put the native flag back as the context's abort callback (or none)."""
         import llama_cpp
 
-        llama_cpp.llama_set_abort_callback(llm._ctx.ctx, llama_cpp.ggml_abort_callback(), None)   # a NULL callback
+        if self._abort is not None:
+            self._abort.install(llm._ctx.ctx)
+        else:
+            llama_cpp.llama_set_abort_callback(llm._ctx.ctx, llama_cpp.ggml_abort_callback(), None)   # NULL
 
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` under this model's vocabulary as message content: plain text (a special token's
@@ -354,6 +379,7 @@ class LlamaEngine:
         with self._lock:
             llm, self._llm = self._llm, None
             self._prompt = None
+            self._abort = None
         if llm is not None:
             try:
                 llm.close()
