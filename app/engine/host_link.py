@@ -18,6 +18,7 @@ import contextlib
 import logging
 import multiprocessing
 import os
+import pickle
 import signal
 import threading
 import time
@@ -99,9 +100,10 @@ class HostLink:
 
     def send(self, msg: tuple[Any, ...]) -> None:
         """Send one control message (from any thread; never waits for the process)."""
+        data = pickle.dumps(msg, pickle.HIGHEST_PROTOCOL)     # as the host sends (``Host.send``)
         try:
             with self.send_lock:
-                self.ctl.send(msg)
+                self.ctl.send_bytes(data)
         except (OSError, ValueError) as exc:    # a closed pipe: the host is gone (recv says how)
             raise HostGone(self.proc.exitcode, self.killed_for) from exc
 
@@ -192,6 +194,7 @@ class HostLink:
         granted, taken = CREDIT_WINDOW, 0
         phase = f"the chat template was not rendered within {deadlines.render_s:g} s"
         deadline = deadlines.render_s
+        between_tokens = f"no token within {deadlines.token_s:g} s"
         try:
             while True:
                 msg = self._next(deadline, phase, stop, poll, send_stop)
@@ -199,7 +202,7 @@ class HostLink:
                 if kind == "chunk":
                     if msg[1] != sid:
                         continue
-                    phase, deadline = f"no token within {deadlines.token_s:g} s", deadlines.token_s
+                    phase, deadline = between_tokens, deadlines.token_s
                     if stop.is_set():
                         continue                  # produced as Stop came: dropped; the host ends within a token
                     yield Chunk(msg[2], msg[3], msg[4])
