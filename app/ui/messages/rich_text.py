@@ -119,6 +119,7 @@ def selection_mime(view: QTextBrowser, data: QMimeData) -> QMimeData:
 
 
 _DIRECT = re.compile(r"<(?:ul|ol|table)\b")
+_LIST_GOES_ON = re.compile(r"<(?:ul|ol)\b[^>]*margin-top:0")
 _LEAD_TAGS = re.compile(r"(?:\s*<[^>]+>)+")
 
 
@@ -171,6 +172,14 @@ class PieceInserter:
             elif cursor.currentList() is not None:
                 # right after a list, a list's first item would join the last item ("☐ todoplain")
                 cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
+                if _LIST_GOES_ON.match(html):
+                    # the next group of a long list (its pieces, see ``list_html``): no empty block between
+                    empty = cursor.position()
+                    cursor.insertHtml(html)
+                    join = QTextCursor(doc)
+                    join.setPosition(empty)
+                    join.deleteChar()
+                    return
             cursor.insertHtml(html)  # lists and tables start a new block by themselves
             return
         block_fmt, char_fmt = self.block_formats(doc, html)

@@ -7,7 +7,9 @@ The public API is :class:`IncrementalMarkdown` (streaming) and :func:`render_mar
 * :mod:`.html` — tokens → HTML: a ``RendererHTML`` subclass, one method per token type; code blocks, tables,
   math, links (the link policy is :mod:`.links`);
 * :mod:`.boundaries` — where a streamed block is stable (the rules and their reasoning), pure functions;
-* :mod:`.fences`, :mod:`.tables` — fast paths for an open fence / table at the end of the stream;
+* :mod:`.list_html` — a long top-level list as pieces of a few items each;
+* :mod:`.fences`, :mod:`.tables`, :mod:`.lists` — fast paths for an open fence / table / list at the end of the
+  stream;
 * :mod:`.thinking` — reasoning sections (``<think>…</think>``): routing and the header;
 * :mod:`.incremental` — the line buffer, the stable prefix, late link references, throttling;
 * :mod:`.reply` — :class:`IncrementalMarkdown`: a reply's reasoning and answer;
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
         MarkdownStream,
     )
     from app.core.render.markdown.links import is_safe_url
+    from app.core.render.markdown.list_html import LIST_GROUP_ITEMS
     from app.core.render.markdown.oneshot import render_markdown
     from app.core.render.markdown.reply import IncrementalMarkdown
     from app.core.render.markdown.thinking import prompt_opens_reasoning, split_thinking
@@ -45,6 +48,7 @@ _WHERE = {
     "CODE_PIECE_CHARS": "html", "CODE_PIECE_LINES": "html", "PIECE": "html", "TABLE_GROUP_ROWS": "html",
     "TABLE_WIDTH_ROWS": "html", "BIG_TAIL_CHARS": "incremental", "BIG_TAIL_GROWTH": "incremental",
     "BIG_TAIL_MIN_S": "incremental", "MarkdownStream": "incremental", "is_safe_url": "links",
+    "LIST_GROUP_ITEMS": "list_html",
     "render_markdown": "oneshot", "IncrementalMarkdown": "reply", "prompt_opens_reasoning": "thinking",
     "split_thinking": "thinking",
 }
@@ -65,6 +69,7 @@ __all__ = [
     "BIG_TAIL_MIN_S",
     "CODE_PIECE_CHARS",
     "CODE_PIECE_LINES",
+    "LIST_GROUP_ITEMS",
     "PIECE",
     "TABLE_GROUP_ROWS",
     "TABLE_WIDTH_ROWS",

@@ -13,8 +13,9 @@ refuses it) a formula shows as its TeX source in a monospace box; with one, as a
 formula still being drawn is reported in :attr:`RenderContext.math_pending`.
 
 A block's HTML is made of *pieces* separated by :data:`PIECE` (an HTML comment): a top-level code block's
-header and each group of its lines, each row group of a long top-level table. The view patches its document
-piece by piece, so an open fence or table only changes its last piece per tick.
+header and each group of its lines, each row group of a long top-level table, each group of items of a long
+top-level list (:mod:`.list_html`). The view patches its document piece by piece, so an open fence, table or
+list only changes its last piece per tick.
 
 The state of one render call (code blocks met, open tables, open links) is a :class:`RenderContext` held by
 the renderer for the duration of :meth:`HtmlRenderer.render_groups`.
@@ -33,7 +34,9 @@ from markdown_it.token import Token
 
 from app.core.render.highlight import CodeTheme, SegmentCache, get_theme, highlight_code_status
 from app.core.render.markdown.links import COPY_SCHEME, IMAGE_LINK_SCHEMES, is_safe_url
+from app.core.render.markdown.list_html import ListPieces, ListSlice, OpenListState
 from app.core.render.markdown.parser import fence_lang, parser
+from app.core.render.markdown.piece import PIECE
 from app.core.render.markdown.thinking import later_thinking_html
 from app.core.render.math_render import MathCache, MathImage
 
@@ -42,8 +45,6 @@ _TASK_RE = re.compile(r'^<input class="task-list-item-checkbox"[^>]*>$')
 
 #: Font families for code and math (Qt picks the first installed one).
 MONO = "'JetBrains Mono','DejaVu Sans Mono','Noto Sans Mono','Consolas','Menlo',monospace"
-#: Separates the *pieces* of a block's HTML: an HTML comment (invisible to any HTML reader).
-PIECE = "<!--brook-piece-->"
 #: Code lines per piece of a top-level code block (only the last, growing piece changes while it streams).
 #: Smaller pieces make each tick's re-insert cheaper (``python -m app.bench render``, frame interval p99 on this
 #: 2-core machine, code lines / table rows per piece: 16/8 → 24.9 ms, 8/4 → 22.2–22.7, 8/3 → 21.4, 4/2 → 19.5,
@@ -238,9 +239,12 @@ class RenderContext:
     pending: list[int] = field(default_factory=list)  # groups with code pending in the lexer pool
     math_pending: bool = False  # a formula met is still being drawn by the math pool
     code_ends: list[int] = field(default_factory=list)  # len(codes) after each group
+    list_slice: ListSlice | None = None  # applies to the first top-level list met
+    top_list: OpenListState | None = None  # the top-level list being rendered
+    list_cuts: list[list[int]] = field(default_factory=list)  # per top-level list: len(codes) at each cut
 
 
-class HtmlRenderer(RendererHTML):
+class HtmlRenderer(ListPieces, RendererHTML):
     """Brook's HTML for markdown-it tokens: one method per token type (markdown-it calls them by name).
 
     ``theme`` is ``"light"`` or ``"dark"`` (``ValueError`` otherwise); ``copy_prefix`` starts the number in
@@ -257,14 +261,16 @@ class HtmlRenderer(RendererHTML):
         self.math = math
         self._ctx = RenderContext(0)
         self.rows_rendered = 0  # table rows rendered so far (a public counter: tests and benchmarks)
+        self.items_rendered = 0  # top-level list items rendered so far (likewise)
 
-    def render_groups(self, groups: list[list[Token]], code_base: int,
-                      table_slice: TableSlice | None = None) -> tuple[list[str], list[str]]:
+    def render_groups(self, groups: list[list[Token]], code_base: int, table_slice: TableSlice | None = None,
+                      list_slice: ListSlice | None = None) -> tuple[list[str], list[str]]:
         """HTML of each token group and the raw code of the code blocks among them (numbered from ``code_base``).
 
-        ``table_slice`` renders the first table as the row groups of a longer table (see :class:`TableSlice`).
+        ``table_slice`` renders the first table as the row groups of a longer table (see :class:`TableSlice`);
+        ``list_slice`` the first top-level list as the item groups of a longer list (:class:`.ListSlice`).
         """
-        self._ctx = ctx = RenderContext(code_base, table_slice=table_slice)
+        self._ctx = ctx = RenderContext(code_base, table_slice=table_slice, list_slice=list_slice)
         options = parser().options
         env: dict[str, Any] = {}
         out = []
@@ -487,10 +493,3 @@ class HtmlRenderer(RendererHTML):
 
     def blockquote_close(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
         return "</td></tr></table>\n"
-
-    # -- lists -------------------------------------------------------------------------------------------
-
-    def bullet_list_open(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
-        if "contains-task-list" in str(tokens[idx].attrGet("class") or ""):
-            return '<ul style="list-style-type:none">\n'  # the box is the marker: no bullet as well
-        return self.renderToken(tokens, idx, options, env)
