@@ -40,6 +40,7 @@ from app.core.render.markdown.boundaries import find_boundary, holds_back
 from app.core.render.markdown.bounded import parse_tail
 from app.core.render.markdown.fences import OpenFence
 from app.core.render.markdown.html import HtmlRenderer, copy_href
+from app.core.render.markdown.lists import OpenList
 from app.core.render.markdown.parser import group_blocks, normalize, parse
 from app.core.render.markdown.tables import OpenTable
 
@@ -120,6 +121,7 @@ class MarkdownStream:
         self._tail_codes: list[str] = []
         self._fence: OpenFence | None = None
         self._table: OpenTable | None = None
+        self._list: OpenList | None = None
         self._finished = False
         self._render_t = 0.0
         self._render_cost = 0.0
@@ -176,7 +178,11 @@ class MarkdownStream:
     def tail_final_pieces(self) -> int:
         """How many leading pieces of the tail (its blocks split at ``PIECE``) are final: they are the pieces the
         finished render will have there. An open top-level table's row groups but its last two (their rows are
-        complete and more rows follow; the column widths are known); 0 for any other tail."""
+        complete and more rows follow; the column widths are known); the blocks before an open top-level list
+        at the end of the tail and the list's groups of items but the last (:mod:`.lists`); 0 for any other
+        tail. (A list that turns loose changes its final pieces once: see :mod:`.lists`.)"""
+        if self._list is not None:
+            return self._list.final_pieces
         if self._table is None or self._table.widths is None:
             return 0
         return max(0, len(self._table.pieces) - 2)
@@ -191,6 +197,12 @@ class MarkdownStream:
         """Table rows rendered so far, all renders together (a public counter: an open table must cost its new
         rows per render, not all of them)."""
         return self._renderer.rows_rendered
+
+    @property
+    def items_rendered(self) -> int:
+        """Top-level list items rendered so far, all renders together (a public counter: an open list must cost
+        its new items per render, not all of them)."""
+        return self._renderer.items_rendered
 
     @property
     def version(self) -> int:
@@ -267,6 +279,26 @@ class MarkdownStream:
                 self._stable_codes.extend(codes)
                 self._tail_chars -= len(src)
                 del self._lines[:n_lines]
+        elif self._list is not None:
+            self._version += 1
+            lst, self._list = self._list, None
+            partial = "".join(self._partial)
+            out = lst.advance(self._lines, partial, self._references, self._renderer, len(self._stable_codes))
+            if out is not None:
+                self._set_tail(*out)
+                self._tail_pending = lst.pending
+                self._list = lst
+                return
+            closed_list = lst.close(self._lines, self._references, self._renderer, len(self._stable_codes))
+            if closed_list is not None:    # it ended: stable blocks made from its final pieces
+                blocks, codes, n_lines, pending = closed_list
+                src = "\n".join(self._lines[:n_lines]) + "\n"
+                self._runs.append(_StableRun(src, len(self._stable), len(self._stable_codes),
+                                             len(self._references), pending))
+                self._stable.extend(blocks)
+                self._stable_codes.extend(codes)
+                self._tail_chars -= len(src)
+                del self._lines[:n_lines]
         else:
             size = self._tail_chars
             if (
@@ -315,6 +347,7 @@ class MarkdownStream:
         self._finished = True
         src = self._tail_source()
         self._lines, self._partial, self._tail_chars, self._fence, self._table = [], [], 0, None, None
+        self._list = None
         if src:
             self._stabilize(src)
         self._tail_parts, self._tail_codes, self._tail_pending = [], [], False
@@ -437,7 +470,7 @@ class MarkdownStream:
                 htmls[-1] = self._renderer.tex_block(tex)
         self._set_tail(htmls, codes)
         href = copy_href(self._copy_prefix, len(self._stable_codes))
-        self._table = None
+        self._table = self._list = None
         self._fence = OpenFence.open(tokens, self._lines, href, self._renderer.colors, self._cache)
         if self._fence is not None:
             html = self._fence.advance(self._lines, partial)
@@ -448,3 +481,6 @@ class MarkdownStream:
                 self._fence = None
         elif not bounded:
             self._table = OpenTable.open(tokens, self._lines, show_partial)
+            if self._table is None:
+                self._list = OpenList.open(tokens, self._lines, partial if show_partial else None, htmls, codes,
+                                           self._renderer, len(env["references"]) != len(self._references))

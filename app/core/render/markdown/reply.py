@@ -242,6 +242,11 @@ class IncrementalMarkdown:
         return self._answer.rows_rendered + (self.thinking.rows_rendered if self.thinking is not None else 0)
 
     @property
+    def items_rendered(self) -> int:
+        """Top-level list items rendered so far by the answer and the reasoning section (a public counter)."""
+        return self._answer.items_rendered + (self.thinking.items_rendered if self.thinking is not None else 0)
+
+    @property
     def version(self) -> int:
         """A counter that grows whenever the answer or the reasoning section may have changed."""
         v = self._version_base + self._answer.version
