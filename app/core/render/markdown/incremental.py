@@ -299,22 +299,30 @@ class MarkdownStream:
                 self._stable_codes.extend(codes)
                 self._tail_chars -= len(src)
                 del self._lines[:n_lines]
-        else:
-            size = self._tail_chars
-            if (
-                size > BIG_TAIL_CHARS
-                and self._rendered_chars >= 0
-                and size - self._rendered_chars < BIG_TAIL_GROWTH * size
-                and self._clock() - self._render_t < max(BIG_TAIL_MIN_S, 4 * self._render_cost)
-            ):
-                self._dirty = True  # rendered later: once enough arrived, a little later, or at finish
+            elif self._throttled():   # the fast path gave up (a long last item, …): the tail's parse waits
                 return
+        elif self._throttled():
+            return
         t0 = self._clock()
         self._version += 1
         self._render_tail()
         self._render_t = self._clock()
         self._render_cost = self._render_t - t0
         self._chargeable = True
+
+    def _throttled(self) -> bool:
+        """Whether a big tail's parse waits (the big-tail throttle, see the module docstring); it is then
+        rendered later: once enough arrived, a little later, or at finish."""
+        size = self._tail_chars
+        if (
+            size > BIG_TAIL_CHARS
+            and self._rendered_chars >= 0
+            and size - self._rendered_chars < BIG_TAIL_GROWTH * size
+            and self._clock() - self._render_t < max(BIG_TAIL_MIN_S, 4 * self._render_cost)
+        ):
+            self._dirty = True
+            return True
+        return False
 
     def charge(self, seconds: float) -> bool:
         """Add ``seconds`` (what showing the last :meth:`render` cost its caller, e.g. a view inserting the new

@@ -171,3 +171,20 @@ def test_a_list_turning_loose_renders_every_item_with_paragraphs() -> None:
     assert len(re.findall(r"<li>\s*<p>", md.tail_html)) == 6 * K + 1
     md.finish()
     assert md.html == render_markdown(text)
+
+
+def test_when_the_fast_path_gives_up_the_list_is_re_parsed_under_the_big_tail_throttle() -> None:
+    """A last item too long for the fast path (a long code block in it) leaves the list to the full parse of
+    the tail, which waits like any big tail's (here the clock stands still: only growth lets it run)."""
+    text = "".join(f"- item {i}\n" for i in range(100)) + "- code:\n\n  ```\n" + "  x = 1\n" * 1500 + "  ```\n"
+    md = IncrementalMarkdown(theme="light", clock=lambda: 0.0)
+    full = renders = 0
+    for line in text.splitlines(keepends=True):
+        before = md.items_rendered
+        md.feed(line)
+        md.render()
+        renders += 1
+        full += md.items_rendered - before > 50
+    md.finish()
+    assert md.html == render_markdown(text)
+    assert renders > 1500 and full < 40
