@@ -27,7 +27,8 @@ intervals of the render tick in between (``open_streaming_frame_ms_max``).
 
 Keys and budgets (docs/architecture.md): ``open_ms_1000`` ≤ 50, ``open_rendered_ms_1000`` ≤ 150,
 ``open_ratio_1000_vs_10`` ≤ 3, ``scroll_step_ms_p99_1000`` ≤ 16.7, ``scroll_step_ms_max_1000`` ≤ 50,
-``settle_ms_p99_1000`` ≤ 150, ``open_streaming_ms`` ≤ 50, ``rss_growth_mb_1000`` ≤ 150. Prints readable lines,
+``settle_ms_p99_1000`` ≤ 150, ``open_streaming_ms`` ≤ 50, ``open_streaming_rendered_ms`` ≤ 150,
+``rss_growth_mb_1000`` ≤ 150. Prints readable lines,
 then one JSON object as the last line.
 """
 
@@ -49,7 +50,7 @@ _CORPUS = Path(__file__).resolve().parents[2] / "tests" / "data" / "answers"
 STEPS = 40
 BUDGETS = {"open_ms_1000": 50.0, "open_rendered_ms_1000": 150.0, "open_ratio_1000_vs_10": 3.0,
            "scroll_step_ms_p99_1000": 16.7, "scroll_step_ms_max_1000": 50.0, "settle_ms_p99_1000": 150.0,
-           "open_streaming_ms": 50.0, "rss_growth_mb_1000": 150.0}
+           "open_streaming_ms": 50.0, "open_streaming_rendered_ms": 150.0, "rss_growth_mb_1000": 150.0}
 
 
 def answers(corpus: Path | None = None) -> list[str]:
