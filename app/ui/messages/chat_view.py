@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QFont, QPainter, QPaintEvent, QPen, QResizeEvent
+from PySide6.QtGui import QColor, QFont, QPainter, QPaintEvent, QPen, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QFrame, QLabel, QSizePolicy, QWidget
 
 from app.core.conversation import Conversation, Message, Role
@@ -85,6 +85,7 @@ class ChatView(QAbstractScrollArea):
         self._render_now = False                     # replies get their full render at once (else previews)
         self._budget_until = 0.0                     # perf_counter() deadline of a layout's cached renders
         self._overscan = OVERSCAN_PX                 # a scroll step builds only what shows (0)
+        self._open_pending = False                   # a chat was opened while the view was hidden
         self.idle = IdleWork(self)                   # previews → full renders, rendering ahead (.idle_render)
         self.idle_slices_ms = self.idle.slices_ms    # duration of each idle slice (the benchmark reads it)
         message_keys.install(self)
@@ -157,9 +158,21 @@ class ChatView(QAbstractScrollArea):
         self.items = [ListItem(message=m) for m in conv.messages]
         self.positions.invalidate()
         self.stick_to_bottom = True
+        if not self.isVisible():      # (the first chat opened: the view is shown after this, at its size) laid
+            self._open_pending = True  # out once it is shown, not at a size it never shows and again at its own
+            return
+        self._open()
+
+    def _open(self) -> None:
+        self._open_pending = False
         self._relayout()
         if self.idle.previews():
             self.idle.start(0)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._open_pending:
+            self._open()
 
     def widget_for(self, message: Message) -> MessageWidget | None:
         """The widget showing ``message`` (made now if the message is in the list), or None."""
@@ -474,7 +487,8 @@ class ChatView(QAbstractScrollArea):
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self.positions.invalidate()
-        self._relayout()
+        if not self._open_pending:     # a chat opened while hidden is laid out when shown (showEvent)
+            self._relayout()
 
     def paintEvent(self, event: QPaintEvent) -> None:
         """The viewport: a row that a scroll step left without its widget (the step's budget was spent) shows as
