@@ -7,8 +7,9 @@ view and patches the view once. The tick is **time-sliced**: the slice is as lon
 a tick that cost more than the budget shrinks the next slice in proportion, one that left the budget half unused
 while text was waiting doubles it. What does not fit is carried to the next tick, so a burst (a fast model, a
 proxy that delivers a megabyte at once) costs many cheap ticks instead of one long one, and the newest text still
-appears within a few frames (a backlog is painted within ``CATCH_UP_TICKS`` ticks, whatever they cost). The
-slices are cut at line ends where one is near (the renderer gives the same
+appears within a few frames (a backlog is painted within ``CATCH_UP_TICKS`` ticks, unless a slice that big
+would cost more than ``CATCH_UP_TICK_MS``: see :func:`_catch_up_chars`). The slices are cut at line ends where one
+is near (the renderer gives the same
 result for any cut: its invariant). A reply that ends with text still in its backlog is finished
 (:meth:`Coalescer.finish`) once the backlog is painted.
 
@@ -45,6 +46,15 @@ MAX_SLICE_CHARS = 1 << 20
 #: shorter than the backlog ÷ this. When every patch has a fixed cost over the budget (Qt's cost per change
 #: grows with the tables in the document), shrinking the slices would only stretch the backlog out forever.
 CATCH_UP_TICKS = 64
+#: … but a catch-up slice is never bigger than what is predicted to cost this much (ms; with painting, a frame
+#: stays under 50 ms): 1 MB in one chunk made 64 ticks of 100-230 ms each (``python -m app.bench render``,
+#: shape ``one_mb_chunk``). A fixed cost per patch over it does not shrink the slice (that would not help).
+CATCH_UP_TICK_MS = 20.0
+#: The catch-up slice is not made smaller than this to fit CATCH_UP_TICK_MS: when ``FIXED_COST_STRIKES`` slices
+#: this small in a row still cost more, that is a fixed cost, and the floor applies whole again (until the
+#: backlog is painted).
+MIN_CATCH_UP_CHARS = 512
+FIXED_COST_STRIKES = 3
 #: At Stop, what arrived is painted at once only up to this many characters (a burst is shown another way).
 STOP_PAINT_CHARS = 8_192
 
@@ -62,6 +72,8 @@ class _Target:
     slice_chars: int = FIRST_SLICE_CHARS
     min_slice: int = 0                   # the backlog ÷ CATCH_UP_TICKS when it was largest (reset once painted)
     on_finished: Callable[[], None] | None = None   # the reply ended: call once the backlog is painted
+    catch_chars: int = FIRST_SLICE_CHARS  # the catch-up floor's bound: sized to CATCH_UP_TICK_MS (0: none)
+    strikes: int = 0                      # catch-up slices in a row as small as can be and still over it
     caught_up: Callable[[], None] | None = None     # a re-made view: call once the text so far is fed
 
     @property
@@ -241,11 +253,13 @@ class Coalescer(QObject):
         if not t.waiting and not t.backlog_chunks:
             return None
         t.min_slice = max(t.min_slice, t.waiting // CATCH_UP_TICKS)   # this backlog: done in CATCH_UP_TICKS
-        limit = None if budget_ms is None else max(t.slice_chars, t.min_slice)
+        floor = min(t.min_slice, t.catch_chars) if t.catch_chars else t.min_slice
+        limit = None if budget_ms is None else max(t.slice_chars, floor)
+        catching = budget_ms is not None and t.catch_chars > 0 and floor >= t.slice_chars < t.waiting
         t0 = self._clock()
         piece, n = self._slice(t, limit)
         if not t.waiting:
-            t.min_slice = 0
+            t.min_slice, t.catch_chars, t.strikes = 0, t.catch_chars or FIRST_SLICE_CHARS, 0
         if piece:
             t.feed(piece)
         if t.caught_up is not None and not t.waiting:
@@ -259,6 +273,10 @@ class Coalescer(QObject):
                 t.slice_chars = max(MIN_SLICE_CHARS, int(len(piece) * budget_ms / cost_ms * 0.8))
             elif t.waiting and cost_ms < budget_ms / 2:
                 t.slice_chars = min(MAX_SLICE_CHARS, t.slice_chars * 2)
+            if catching:
+                over = cost_ms > CATCH_UP_TICK_MS and len(piece) <= MIN_CATCH_UP_CHARS
+                t.strikes = t.strikes + 1 if over else 0
+                t.catch_chars = 0 if t.strikes >= FIXED_COST_STRIKES else _catch_up_chars(len(piece), cost_ms)
         rid = t.reply.id
         self._painted_chunks[rid] = self._painted_chunks.get(rid, 0) + n
         metrics = t.metrics
@@ -292,3 +310,11 @@ class Coalescer(QObject):
             elif cost_ms < self.interval_ms / 8 and self.interval_ms > MIN_INTERVAL_MS:
                 self.interval_ms = max(MIN_INTERVAL_MS, self.interval_ms // 2)
                 self._timer.setInterval(self.interval_ms)
+
+
+def _catch_up_chars(chars: int, cost_ms: float) -> int:
+    """The next bound of the catch-up floor after a catch-up slice of ``chars`` characters cost ``cost_ms``: the
+    size that would fit in 80 % of ``CATCH_UP_TICK_MS`` at that cost per character, at least
+    ``MIN_CATCH_UP_CHARS`` and at most twice ``chars``."""
+    fit = int(chars * CATCH_UP_TICK_MS * 0.8 / cost_ms) if cost_ms > 0 else MAX_SLICE_CHARS
+    return max(MIN_CATCH_UP_CHARS, min(2 * chars, MAX_SLICE_CHARS, fit))

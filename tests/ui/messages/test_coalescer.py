@@ -219,4 +219,25 @@ def test_a_backlog_is_painted_within_catch_up_ticks_even_when_every_patch_costs_
     while co.waiting(r) or not view.fed:
         timer.fire()
         ticks += 1
-    assert "".join(view.fed) == "y\n" * 200_000 and ticks <= CATCH_UP_TICKS + 2
+    # the first ticks try smaller slices (CATCH_UP_TICK_MS): 50 ms at MIN_CATCH_UP_CHARS, 3 times, is fixed
+    assert "".join(view.fed) == "y\n" * 200_000 and ticks <= CATCH_UP_TICKS + 6
+
+
+def test_a_catch_up_slice_costs_at_most_catch_up_tick_ms_when_the_cost_grows_with_the_slice(parts) -> None:
+    from app.ui.messages.coalescer import CATCH_UP_TICK_MS
+
+    co, timer, clock = parts
+    view = CostlyView(clock, per_char_s=2e-6)               # a fixed 3 ms + 2 µs a character (1 MB: 2 s)
+    view.cost_s = 0.003
+    r = reply()
+    co.attach(r, view.feed, view.paint)
+    r.append("z\n" * 500_000)                                 # 1 MB at once: ÷ CATCH_UP_TICKS is 15,625
+    costs = []
+    while co.waiting(r) or not view.fed:
+        t0 = clock()
+        timer.fire()
+        costs.append((clock() - t0) * 1000)
+    assert "".join(view.fed) == "z\n" * 500_000
+    assert max(costs) <= CATCH_UP_TICK_MS * 1.01              # the first slice too (not measured yet)
+    assert max(len(p) for p in view.fed) < 1_000_000 // 64   # smaller than the catch-up floor alone
+    assert len(costs) < 1_000_000 * 2e-6 * 1000 / (CATCH_UP_TICK_MS - 3) * 2   # and not many more ticks
