@@ -44,12 +44,20 @@ from app.ui.messages.rich_text import (
     height_for_width,
     palette_theme,
     selection_mime,
+    view_pieces,
 )
 
 __all__ = ["RUN_BREAK_CHARS", "UI_FONT_FAMILIES", "MarkdownView", "break_long_runs", "height_for_width",
            "palette_theme", "reply_renderer", "warm_up"]
 
 _BLANK: dict[str, IncrementalMarkdown] = {}
+
+#: A streaming refresh inserts the changed pieces only until they hold this many HTML characters (about 20 ms of
+#: ``insertHtml`` and layout here); the rest waits for the next tick (or ``MORE_DELAY_MS``). A long open paragraph
+#: is re-parsed by the renderer once it grew by a fifth, so a 500,000-character word brought up to 100 KB in one
+#: refresh (150-180 ms).
+PATCH_BUDGET_CHARS = 12_000
+MORE_DELAY_MS = 16
 
 
 def _blank_renderer(theme: str) -> IncrementalMarkdown:
@@ -104,6 +112,10 @@ class MarkdownView(PatchedView):
         self._hl_timer.setSingleShot(True)
         self._hl_timer.setInterval(self.HIGHLIGHT_POLL_MS)
         self._hl_timer.timeout.connect(self._poll_highlights)
+        self._more_timer = QTimer(self)       # a patch left pieces for later (PATCH_BUDGET_CHARS)
+        self._more_timer.setSingleShot(True)
+        self._more_timer.setInterval(MORE_DELAY_MS)
+        self._more_timer.timeout.connect(self.refresh)
         self.setOpenLinks(False)
         self.setOpenExternalLinks(False)
         self.setReadOnly(True)
@@ -145,7 +157,7 @@ class MarkdownView(PatchedView):
         if md.highlights_pending and not self._hl_timer.isActive():
             self._hl_timer.start()
         version = md.version
-        if version == self._version:
+        if version == self._version and not self.behind:
             return False
         self._version = version
         if md.thinking_restyled and self._has_header and self._phase == "answer" and md.thinking_done:
@@ -170,8 +182,11 @@ class MarkdownView(PatchedView):
         assert active is not None
         t0 = time.perf_counter()
         self._patch(active.stable_blocks, active.tail_blocks, dim=thinking_active,
-                    tail_final=0 if thinking_active else md.tail_final_pieces)
+                    tail_final=0 if thinking_active else md.tail_final_pieces,
+                    budget=None if md.finished else PATCH_BUDGET_CHARS)
         md.charge(time.perf_counter() - t0)   # the big-tail throttle counts the document's cost too
+        if self.behind:
+            self._more_timer.start()          # the rest in the next tick, or soon if none comes
         return True
 
     def finish(self) -> None:
@@ -304,7 +319,7 @@ class MarkdownView(PatchedView):
     def _restyle_from(self, block: int) -> None:
         """Stable block ``block`` and later ones changed (code colours arrived): compare them again."""
         if block < self._n_stable:
-            self._stable_pieces = [p for html in self.renderer.stable_blocks[:block] for p in html.split(PIECE)]
+            self._stable_pieces = [p for html in self.renderer.stable_blocks[:block] for p in view_pieces(html, PIECE)]
             self._n_stable = block
             self._n_frozen = min(self._n_frozen, len(self._stable_pieces))
 
@@ -347,7 +362,7 @@ class MarkdownView(PatchedView):
             if self._expanded:
                 start, prev = cursor.position(), header
                 for block in [*md.thinking.stable_blocks, *md.thinking.tail_blocks]:
-                    for html in block.split(PIECE):
+                    for html in view_pieces(block, PIECE):
                         self._insert_piece(cursor, html, prev)
                         prev = html
                 self._dim(start, cursor.position(), doc)
@@ -380,7 +395,7 @@ class MarkdownView(PatchedView):
                 start = cursor.position()
                 thinking = md.thinking
                 for block in [*thinking.stable_blocks, *thinking.tail_blocks]:
-                    for html in block.split(PIECE):
+                    for html in view_pieces(block, PIECE):
                         self._insert_piece(cursor, html, prev)
                         prev = html
                 self._dim(start, cursor.position())

@@ -31,7 +31,15 @@ from PySide6.QtWidgets import QAbstractScrollArea, QWidget
 
 from app.core.render.markdown import PIECE
 from app.core.render.markdown.thinking import THINK_DIM, fold_later_thinking
-from app.ui.messages.rich_text import PieceInserter, break_long_runs, height_for_width, set_up_document
+from app.ui.messages.rich_text import (
+    PieceInserter,
+    break_long_runs,
+    height_for_width,
+    joined,
+    set_up_document,
+    split_paragraph,
+    view_pieces,
+)
 from app.ui.messages.segments import SEGMENT_CHARS, SEGMENT_TABLES, Segments
 from app.ui.messages.view_links import LinkedView
 
@@ -46,6 +54,7 @@ class PatchedView(LinkedView):
     _n_frozen: int          # leading painted pieces that are stable (not compared again)
     _stable_pieces: list[str]
     _later_expanded: bool   # reasoning sections inside the answer shown (MarkdownView)
+    behind: bool            # the last patch left pieces for the next one (its budget)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -76,9 +85,10 @@ class PatchedView(LinkedView):
     # -- text across segments -----------------------------------------------------------------------------
 
     def toPlainText(self) -> str:
-        """The whole message's text, sealed segments included (as one document's plain text)."""
+        """The whole message's text, sealed segments included (as one document's plain text; a long paragraph
+        shown as several blocks is one paragraph here: ``rich_text.joined``)."""
         if not len(self.segments):
-            return super().toPlainText()
+            return joined(super().toPlainText())
         return self.segments.plain_text()
 
     def documents(self) -> list[QTextDocument]:
@@ -206,6 +216,7 @@ class PatchedView(LinkedView):
         self._n_frozen = 0  # leading painted pieces that are stable (not compared again)
         self._thinking_end = 0  # where the reasoning section ends in the first document (MarkdownView)
         self._version = -1
+        self.behind = False  # the last patch left pieces to insert (its budget)
         self._drop_segments(0)
 
     def _shift_first_document(self, delta: int) -> None:
@@ -266,11 +277,12 @@ class PatchedView(LinkedView):
         section's content only while unfolded."""
         self._inserter.insert(cursor, break_long_runs(fold_later_thinking(html, self._later_expanded).strip()), prev)
 
-    def _patch(self, stable: list[str], tail: list[str], dim: bool, tail_final: int = 0) -> None:
+    def _patch(self, stable: list[str], tail: list[str], dim: bool, tail_final: int = 0,
+               budget: int | None = None) -> None:
         doc = self.document()
         sel = self.textCursor()
         saved = (sel.anchor(), sel.position(), sel.selectedText()) if sel.hasSelection() else None
-        self._patch_document(stable, tail, dim, tail_final)
+        self._patch_document(stable, tail, dim, tail_final, budget)
         if saved is not None and self.document() is not doc:
             view = next((seg.view for seg in self.segments.items if seg.view.document() is doc), None)
             if view is not None:          # the document was sealed: its selection goes with it
@@ -288,7 +300,8 @@ class PatchedView(LinkedView):
                 if cur.selectedText() == text:
                     self.setTextCursor(cur)
 
-    def _patch_document(self, stable: list[str], tail: list[str], dim: bool, tail_final: int = 0) -> None:
+    def _patch_document(self, stable: list[str], tail: list[str], dim: bool, tail_final: int = 0,
+                        budget: int | None = None) -> None:
         """Make the view show ``stable + tail``: keep the painted pieces that did not change, re-insert the rest.
 
         Stable pieces never change, so only the pieces after the last stable one painted are compared (O(tail)).
@@ -296,15 +309,28 @@ class PatchedView(LinkedView):
         change there, formula images or code colours arriving, re-inserts from that segment's first piece).
         While inserting, a live document that is full and holds only finished pieces is sealed: stable ones and
         the first ``tail_final`` of the tail (the renderer's ``tail_final_pieces``: an open table's row groups).
+        ``budget`` (HTML characters, streaming): the pieces after the first ones inserted that hold this much
+        wait for the next patch (``behind`` is True meanwhile), so a render that brought a lot at once (a long
+        open paragraph re-parsed after it grew by a fifth) is shown over several ticks.
         """
+        self.behind = False
         for html in stable[self._n_stable :]:
-            self._stable_pieces.extend(html.split(PIECE))
+            self._stable_pieces.extend(view_pieces(html, PIECE))
         self._n_stable = len(stable)
         spieces = self._stable_pieces
-        tpieces = [p for html in tail for p in html.split(PIECE)]
+        tpieces: list[str] = []
+        n_final = 0                # the view's pieces of the tail's first ``tail_final`` pieces, and of a long
+        rpieces = [p for html in tail for p in html.split(PIECE)]   # open paragraph last all but its last two
+        for k, piece in enumerate(rpieces):
+            subs = split_paragraph(piece)
+            if k < tail_final:
+                n_final += len(subs)
+            elif k == len(rpieces) - 1 and n_final == len(tpieces) and len(subs) > 2:
+                n_final += len(subs) - 2
+            tpieces.extend(subs)
         n_new = len(spieces) + len(tpieces)
         n_s = len(spieces)
-        n_fixed = n_s + min(tail_final, len(tpieces))
+        n_fixed = n_s + n_final
 
         def new(j: int) -> str:
             return spieces[j] if j < n_s else tpieces[j - n_s]
@@ -354,8 +380,13 @@ class PatchedView(LinkedView):
             del self._cum[local:]
             prev = self._painted[-1] if self._painted else (self._sealed[-1] if self._sealed and i > 0
                                                             else self._base_prev)
+            inserted = 0
             for j in range(i, n_new):
                 html = new(j)
+                if budget is not None and inserted >= budget:
+                    self.behind = True       # the rest on the next patch
+                    break
+                inserted += len(html)
                 if j <= n_fixed and self._cum and _segment_full(*self._cum[-1]):
                     if dim:
                         self._dim(start, cursor.position())    # reasoning: dimmed in each document

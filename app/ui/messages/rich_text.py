@@ -46,6 +46,94 @@ def _break_run(m: re.Match[str]) -> str:
     return ZWSP.join(run[i:i + RUN_BREAK_CHARS] for i in range(0, len(run), RUN_BREAK_CHARS))
 
 
+#: Qt lays a block (a paragraph) out whole on any change to it, so an open paragraph that grows to hundreds of
+#: kilobytes (one 500,000-character word streamed) cost that much every time it grew. A paragraph's HTML longer
+#: than this is shown as several blocks (:func:`view_pieces`): each a sub-piece of about this many characters,
+#: cut before a space (or inside a run that :func:`break_long_runs` breaks anyway) where no inline element is
+#: open, so a growing paragraph re-inserts its last sub-pieces only. Each continuation block starts with
+#: :data:`JOIN` (a word joiner: no width, no break), which the view's text drops with the block end before it
+#: (:func:`joined`): the text, a copy and the renderer's HTML are those of one paragraph.
+PARAGRAPH_PIECE_CHARS = 4_000
+JOIN = "\u2060"
+_INLINE = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)\b[^>]*?(/?)>|&[#a-zA-Z0-9]+;|[^<&]+")
+_VOID = frozenset({"br", "img", "hr", "input", "wbr"})
+_SPACE = re.compile(r"\s")
+_P_FIRST = '<p style="margin-bottom:0">'
+_P_MIDDLE = '<p style="margin-top:0;margin-bottom:0">' + JOIN
+_P_LAST = '<p style="margin-top:0">' + JOIN
+
+
+def _paragraph_cuts(body: str, size: int) -> list[int]:
+    """Positions in ``body`` (a paragraph's inner HTML) to cut it at: about every ``size`` characters, outside
+    tags and entities and where no inline element is open, before a whitespace character, or inside a run of
+    ``2 × RUN_BREAK_CHARS`` or more characters without one. Each cut depends only on the text before it and
+    just after it, so a paragraph that grows keeps its earlier cuts."""
+    cuts: list[int] = []
+    depth, last = 0, 0
+    for m in _INLINE.finditer(body):
+        tag = m.group(2)
+        if tag is not None:
+            if tag.lower() not in _VOID and not m.group(3):
+                depth = max(0, depth - 1) if m.group(1) else depth + 1
+            continue
+        if depth or body[m.start()] == "&":
+            continue
+        pos, end = max(m.start(), last + size), m.end()
+        ws = _SPACE.search(body, pos, end) if pos < end else None
+        word = -1                                           # the long run's length once no whitespace follows
+        while pos < end:
+            if ws is not None and ws.start() < pos:
+                ws = _SPACE.search(body, pos, end)
+            if ws is not None:
+                cut = ws.start()
+            else:                                           # no whitespace from pos to the run's end
+                if word < 0:
+                    word = end - max(m.start(), body.rfind(" ", m.start(), pos) + 1)
+                if word < 2 * RUN_BREAK_CHARS:
+                    break                                   # a word ends this run: look in the next one
+                cut = pos
+            if cut > last:
+                cuts.append(cut)
+                last = cut
+            pos = max(cut + 1, last + size)
+    return cuts
+
+
+def split_paragraph(html: str, size: int = PARAGRAPH_PIECE_CHARS) -> list[str]:
+    """``html`` (one piece) as the pieces the view inserts: itself, or for a paragraph (``<p>…</p>``) longer than
+    ``size`` characters its sub-pieces (see :data:`PARAGRAPH_PIECE_CHARS`)."""
+    if len(html) <= size or not html.startswith("<p>"):
+        return [html]
+    stripped = html.rstrip()
+    if not stripped.endswith("</p>"):
+        return [html]
+    body = stripped[3:-4]
+    if "<p" in body:
+        return [html]
+    cuts = _paragraph_cuts(body, size)
+    if not cuts:
+        return [html]
+    bounds = [0, *cuts, len(body)]
+    out = []
+    for k in range(len(bounds) - 1):
+        head = _P_FIRST if k == 0 else _P_LAST if k == len(bounds) - 2 else _P_MIDDLE
+        out.append(head + body[bounds[k]:bounds[k + 1]] + "</p>\n")
+    return out
+
+
+def view_pieces(block: str, piece: str) -> list[str]:
+    """A block's HTML (pieces separated by ``piece``) as the pieces the view inserts (:func:`split_paragraph`)."""
+    return [sub for p in block.split(piece) for sub in split_paragraph(p)]
+
+
+def joined(text: str) -> str:
+    """A view's plain text without the block ends that :func:`split_paragraph` added (``\\n`` or U+2029, then
+    :data:`JOIN`)."""
+    if JOIN not in text:
+        return text
+    return text.replace("\n" + JOIN, "").replace("\u2029" + JOIN, "").replace(JOIN, "")
+
+
 def break_long_runs(html: str) -> str:
     """``html`` with a zero-width space every ``RUN_BREAK_CHARS`` characters of any run of text without a break
     opportunity longer than twice that (tags and entities untouched)."""
@@ -107,10 +195,10 @@ def selection_mime(view: QTextBrowser, data: QMimeData) -> QMimeData:
     cursor = view.textCursor()
     text = text_with_tex(view.document(), cursor.selectionStart(), cursor.selectionEnd())
     if text is None:
-        if ZWSP not in data.text():
+        if ZWSP not in data.text() and JOIN not in data.text():
             return data
         text = data.text()
-    text = text.replace(ZWSP, "")
+    text = joined(text).replace(ZWSP, "")
     out = QMimeData()              # Qt's own computes its text from the document on demand: a fresh one
     out.setText(text)
     if data.hasHtml():

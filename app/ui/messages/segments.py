@@ -43,7 +43,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QTextBrowser, QToolTip, QWidget
 
 from app.core.render.markdown.links import is_safe_url
-from app.ui.messages.rich_text import selection_mime
+from app.ui.messages.rich_text import JOIN, joined, selection_mime
 
 
 class SegmentOwner(Protocol):
@@ -284,18 +284,21 @@ class Segments:
 
     def plain_text(self) -> str:
         """The message's text as one document's ``toPlainText`` would give it."""
-        return "\n".join(v.document().toPlainText() for v in self.views())
+        return joined("\n".join(v.document().toPlainText() for v in self.views()))
 
     def has_selection(self) -> bool:
         return any(v.textCursor().hasSelection() for v in self.views())
 
     def selected_text(self) -> str:
         """The selected text of every browser, top to bottom, joined as one document's selection would be."""
-        parts = []
+        out = ""
         for v in self.views():
-            if v.textCursor().hasSelection():
-                parts.append(v.createMimeDataFromSelection().text())
-        return "\n".join(parts)
+            cursor = v.textCursor()
+            if cursor.hasSelection():
+                # a paragraph shown as several blocks may go on across the segments: no line break there
+                cont = cursor.selectionStart() == 0 and v.document().characterAt(0) == JOIN
+                out += ("" if cont or not out else "\n") + v.createMimeDataFromSelection().text()
+        return out
 
     def select_all(self) -> None:
         for v in self.views():

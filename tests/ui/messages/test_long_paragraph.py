@@ -1,0 +1,94 @@
+"""A long paragraph is shown as several blocks (``rich_text.split_paragraph``), and a streaming refresh inserts
+at most ``PATCH_BUDGET_CHARS``: a growing paragraph costs its new part, not its length; the text, a copy and the
+renderer's HTML stay those of one paragraph, and a streamed view equals a loaded one."""
+
+from __future__ import annotations
+
+import re
+
+from app.core.render.markdown import render_markdown
+from app.ui.messages.markdown_view import PATCH_BUDGET_CHARS, MarkdownView
+from app.ui.messages.rich_text import JOIN, PARAGRAPH_PIECE_CHARS, joined, split_paragraph
+from app.ui.messages.segments import SEGMENT_CHARS
+
+PROSE = " ".join(f"word{i} with *some emphasis {i}* and `code {i}`" for i in range(600))   # ~27 KB, one paragraph
+WORD = "x" * 60_000
+
+
+def _inner(pieces: list[str]) -> str:
+    """The text of the pieces' paragraphs put back together (their tags and the joiners dropped)."""
+    return "".join(re.sub(r"^<p[^>]*>|</p>\n?$", "", p) for p in pieces).replace(JOIN, "")
+
+
+def _blocks(view: MarkdownView) -> list[tuple[str, float, float]]:
+    out = []
+    for doc in view.documents():
+        b = doc.begin()
+        while b.isValid():
+            out.append((b.text(), b.blockFormat().topMargin(), b.blockFormat().bottomMargin()))
+            b = b.next()
+    return out
+
+
+def test_a_long_paragraph_is_cut_where_no_inline_element_is_open_and_joins_back() -> None:
+    html = render_markdown(PROSE)
+    pieces = split_paragraph(html)
+    assert len(pieces) >= len(html) // PARAGRAPH_PIECE_CHARS - 1
+    assert all(len(p) < PARAGRAPH_PIECE_CHARS + 200 for p in pieces)
+    assert _inner(pieces) == html[len("<p>"):-len("</p>\n")]            # nothing lost or added
+    for p in pieces:                                                     # every inline element closed inside
+        assert p.count("<em>") == p.count("</em>") and p.count("<code") == p.count("</code>")
+    assert all(p.startswith('<p style="margin-top:0') and p[p.index(">") + 1] == JOIN for p in pieces[1:])
+    word = split_paragraph(f"<p>{WORD}</p>\n")                           # a run without spaces is cut too
+    assert len(word) == -(-len(WORD) // PARAGRAPH_PIECE_CHARS) and _inner(word) == WORD
+    short = "<p>short</p>\n"
+    assert split_paragraph(short) == [short]
+    code = "<pre>" + "y" * 10_000 + "</pre>"
+    assert split_paragraph(code) == [code]                               # only paragraphs
+    assert joined(f"ab\n{JOIN}cd\u2029{JOIN}ef") == "abcdef"
+
+
+def test_a_streamed_long_paragraph_equals_a_loaded_one_and_copies_as_one(qtbot) -> None:
+    for text in (f"Before.\n\n{PROSE}\n\nAfter.\n", f"A word: {WORD}\n\nafter\n"):
+        streamed, loaded = MarkdownView(theme="light"), MarkdownView(theme="light")
+        qtbot.addWidget(streamed)
+        qtbot.addWidget(loaded)
+        for i in range(0, len(text), 997):
+            streamed.append_text(text[i:i + 997])
+            streamed.refresh()
+        streamed.finish()
+        loaded.set_text(text)
+        assert streamed.renderer.html == render_markdown(text, theme="light")
+        assert _blocks(streamed) == _blocks(loaded)
+        assert len(_blocks(loaded)) > len(text) // PARAGRAPH_PIECE_CHARS      # shown as several blocks
+        plain = streamed.toPlainText()
+        assert plain == loaded.toPlainText() and JOIN not in plain
+        words = WORD if "A word" in text else "word599 with some emphasis 599 and code 599"
+        assert words in plain.replace("\u200b", "")                           # one paragraph, whole
+        streamed.selectAll()
+        streamed.copy()
+        from PySide6.QtGui import QGuiApplication
+        copied = QGuiApplication.clipboard().text()
+        assert JOIN not in copied and "\u200b" not in copied and words in copied
+
+
+def test_a_growing_paragraph_re_inserts_its_end_and_a_refresh_stays_within_its_budget(qtbot) -> None:
+    v = MarkdownView(theme="light")
+    qtbot.addWidget(v)
+    v.resize(700, 400)
+    word = WORD * 4                                     # 240 KB: the renderer re-parses it once it grew by a fifth
+    v.append_text("A word: ")
+    most = 0
+    for i in range(0, len(word), 1_000):
+        before = v.html_chars_inserted
+        v.append_text(word[i:i + 1_000])
+        v.refresh()
+        most = max(most, v.html_chars_inserted - before)
+    assert most <= PATCH_BUDGET_CHARS + 3 * PARAGRAPH_PIECE_CHARS       # not 20 % of 240 KB at once
+    while v.behind:                                     # what a refresh left is shown by the next ones
+        v.refresh()
+    before = v.html_chars_inserted
+    v.finish()                                          # its sub-pieces but the last two were sealed meanwhile
+    assert v.html_chars_inserted - before <= SEGMENT_CHARS + 3 * PARAGRAPH_PIECE_CHARS
+    assert not v.behind and v.toPlainText().replace("\u200b", "") == "A word: " + word
+    assert v.html_chars_inserted < 2 * len(word)        # before: the whole paragraph at every re-parse
