@@ -271,6 +271,9 @@ def main(argv: list[str] | None = None) -> int:
         apply_theme(settings.theme)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
+    from app.ui.window.gui_thread import collect_on_gui_thread
+
+    collect_on_gui_thread()      # cyclic garbage (Qt wrappers among it) is freed on this thread only
     # the smoke test checks an install: it must not add its fixed prompt to the user's history
     store = Store(":memory:") if args.smoke_test else Store.open_or_recover(data_dir() / "history.sqlite3")
     window = MainWindow(engine, settings, store)

@@ -79,7 +79,11 @@ def qt_loop() -> Iterator[asyncio.AbstractEventLoop]:
     import qasync
     from PySide6.QtWidgets import QApplication
 
+    from app.ui.window.gui_thread import GuiThreadCollections, close_loop
+
     app = QApplication.instance() or QApplication([])
+    collections = GuiThreadCollections()      # as the launcher does: cyclic garbage is freed on this thread
+    collections.install()
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     try:
@@ -88,9 +92,9 @@ def qt_loop() -> Iterator[asyncio.AbstractEventLoop]:
         with contextlib.suppress(Exception):
             loop.run_until_complete(asyncio.sleep(0))
         asyncio.set_event_loop(None)
-        from app.ui.window.gui_thread import close_loop
-
         close_loop(loop)        # its Qt objects deleted here, on the GUI thread (see app.ui.window.gui_thread)
+        gc.collect()            # and what the scenario left behind
+        collections.uninstall()   # the caller's collector as it was (a test process goes on with it)
 
 
 class PaintStage:

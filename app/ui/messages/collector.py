@@ -8,8 +8,10 @@ permanent generation once, so later full collections only look at what the sessi
 stream's full collection: 54 ms → 1 ms).
 
 Turning the automatic collector off while a reply streams (the render tick running the young generations
-itself) was tried and taken out: the render bench's window then crashed in Qt's painting (4 runs in 4) after
-several scenarios, and never with the collector left on (see ``docs/architecture.md``).
+itself) was tried and taken out: the render bench's window then crashed (4 runs in 4) after several scenarios.
+Most likely the cause was the closed event loops' Qt objects freed by the collector on a worker thread (the
+bench's crash with the collector on, too); the collector now runs on the GUI thread only
+(``app.ui.window.gui_thread``; see ``docs/architecture.md``, "Threads").
 """
 
 from __future__ import annotations

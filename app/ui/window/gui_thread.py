@@ -1,4 +1,5 @@
-"""Qt objects are freed on the GUI thread: closing a qasync loop deletes its own Qt objects there.
+"""Qt objects are freed on the GUI thread: cyclic garbage is collected only there, and closing a qasync loop
+deletes its own Qt objects there.
 
 A Qt object must be destroyed on the thread it lives in (the GUI thread, for everything the window makes). A
 Python wrapper that owns its C++ object deletes it when the wrapper is freed, and a wrapper held only by a
@@ -15,15 +16,24 @@ timer only when it fires, even when the handle was cancelled (``asyncio.wait_for
 closed loop's ``_SimpleTimer`` usually still has timers running. :func:`close_loop` closes the loop and deletes
 its Qt objects at once, on the calling (GUI) thread, so whatever thread later collects the cycle only frees
 wrappers whose C++ objects are already gone.
+
+:class:`GuiThreadCollections` is the general guard, for any cycle (one holding a ``QPixmap`` or a
+``QTextCursor`` in a wrapper's attributes, a parentless widget a future change drops): CPython's automatic
+collector is turned off, and the GUI thread runs the generations that are due, by the collector's own counts
+and thresholds, each time its event loop is about to wait (``QAbstractEventDispatcher.aboutToBlock``: between
+frames, never inside a tick), so every object freed by the cyclic collector is freed on the GUI thread. A loop
+that stays busy for a second with garbage pending collects from a one-shot timer; an idle loop is never woken.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
+import threading
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import QCoreApplication, QObject, QThread
+from PySide6.QtCore import QAbstractEventDispatcher, QCoreApplication, QObject, QThread, QTimer
 
 #: How deep :func:`loop_qt_objects` looks into the loop's attributes (the loop → its executor → its workers).
 _DEPTH = 3
@@ -72,3 +82,100 @@ def close_loop(loop: asyncio.AbstractEventLoop) -> int:
         shiboken6.delete(obj)        # ~QObject here: its timers are unregistered from this thread's dispatcher
         deleted += 1
     return deleted
+
+
+#: A GUI loop that has not waited for this long (ms) with young garbage pending collects from a timer.
+BUSY_COLLECT_MS = 1000
+
+
+class GuiThreadCollections(QObject):
+    """Cyclic garbage collection on the GUI thread only (see the module docstring). :meth:`install` (on the
+    GUI thread, with the application made) turns the automatic collector off; :meth:`collect_due` runs the
+    oldest generation whose count passed its threshold (``gc.get_count`` / ``gc.get_threshold``: as CPython
+    does, but without its rule that a full collection waits for 25 % new long-lived objects — the start-up heap
+    is frozen, so a full collection is short); :meth:`uninstall` puts the collector back as it was.
+
+    ``collections`` counts the collections it ran per generation (tests, benchmarks)."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.collections = [0, 0, 0]
+        self._thread: threading.Thread | None = None
+        self._was_enabled = True
+        self._dispatcher: QAbstractEventDispatcher | None = None
+        self._busy = QTimer(self)
+        self._busy.setSingleShot(True)
+        self._busy.setInterval(BUSY_COLLECT_MS)
+        self._busy.timeout.connect(self._on_busy)
+
+    @property
+    def installed(self) -> bool:
+        return self._thread is not None
+
+    def install(self) -> None:
+        """Collect only on this (the GUI) thread from now on; idempotent."""
+        if self._thread is not None:
+            return
+        dispatcher = QAbstractEventDispatcher.instance(QThread.currentThread())
+        if dispatcher is None:
+            raise RuntimeError("GuiThreadCollections.install needs the GUI thread's event dispatcher")
+        self._thread = threading.current_thread()
+        self._was_enabled = gc.isenabled()
+        gc.disable()
+        self._dispatcher = dispatcher
+        dispatcher.aboutToBlock.connect(self._on_about_to_block)
+
+    def uninstall(self) -> None:
+        """Back to CPython's automatic collector (as it was before :meth:`install`)."""
+        if self._thread is None:
+            return
+        if self._dispatcher is not None:
+            self._dispatcher.aboutToBlock.disconnect(self._on_about_to_block)
+            self._dispatcher = None
+        self._busy.stop()
+        self._thread = None
+        if self._was_enabled:
+            gc.enable()
+
+    def collect_due(self, young: bool = False) -> int:
+        """Run the oldest generation that is due (``young``: at least generation 0 when anything is pending);
+        returns the generation collected, or -1. Only on the installed thread (elsewhere: -1)."""
+        if threading.current_thread() is not self._thread:
+            return -1
+        counts, limits = gc.get_count(), gc.get_threshold()
+        if limits[0] <= 0:                    # gc.set_threshold(0): collection turned off altogether
+            return -1
+        gen = -1
+        if counts[0] > limits[0] or (young and counts[0] > 0):
+            gen = 0
+            for g in (2, 1):
+                if counts[g] > limits[g]:
+                    gen = g
+                    break
+        if gen >= 0:
+            gc.collect(gen)
+            self.collections[gen] += 1
+        return gen
+
+    def _on_about_to_block(self) -> None:
+        self._busy.stop()
+        self.collect_due()
+        counts, limits = gc.get_count(), gc.get_threshold()
+        if counts[0] > limits[0] // 2:        # garbage is piling up: if the loop stays busy, collect anyway
+            self._busy.start()
+
+    def _on_busy(self) -> None:
+        self.collect_due(young=True)
+
+
+_collections: list[GuiThreadCollections | None] = [None]
+
+
+def collect_on_gui_thread() -> GuiThreadCollections:
+    """The process's :class:`GuiThreadCollections`, installed (made on the first call; call on the GUI thread
+    with the application made: the launcher does, and the benchmarks' window loop)."""
+    guard = _collections[0]
+    if guard is None:
+        guard = _collections[0] = GuiThreadCollections()
+    guard.install()
+    return guard

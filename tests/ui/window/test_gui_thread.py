@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import os
 import subprocess
 import sys
 import textwrap
+import threading
+import weakref
 from pathlib import Path
+
+import shiboken6
+from PySide6.QtCore import QObject
+
+from app.core.conversation import MessageStatus
+from app.core.history.store import Store
+from app.engine.scripted import ScriptedEngine
+from app.ui.window.gui_thread import GuiThreadCollections
+from app.ui.window.main_window import MainWindow
+from tests.helpers import run_on, until
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -65,3 +79,127 @@ def test_a_closed_loop_leaves_no_qt_object_for_another_thread_to_free() -> None:
     assert "_SimpleTimer" in owned and "_QThreadWorker" in owned, owned
     deleted = int(next(line for line in proc.stdout.splitlines() if line.startswith("deleted:")).split()[1])
     assert deleted >= 3, out          # the timer, the call-soon signaller, the executor's worker(s)
+
+
+class _Node:
+    """A cycle's member (``me`` points at itself)."""
+
+    me: _Node
+
+
+def test_cyclic_garbage_made_on_a_worker_thread_is_collected_on_the_gui_thread(qloop) -> None:  # type: ignore[no-untyped-def]
+    collected_on: list[str] = []
+
+    def on_collection(phase: str, _info: dict[str, int]) -> None:
+        if phase == "start":
+            collected_on.append(threading.current_thread().name)
+
+    last: list[weakref.ref[_Node]] = []
+
+    def churn() -> None:                       # many thresholds' worth of cycles: due many times over
+        for _ in range(20 * gc.get_threshold()[0]):
+            node = _Node()
+            node.me = node
+        last.append(weakref.ref(node))
+
+    guard = GuiThreadCollections()
+    gc.collect()
+    gc.callbacks.append(on_collection)
+    guard.install()
+    try:
+        worker = threading.Thread(target=churn, name="churn")
+        worker.start()
+        worker.join()
+        assert "churn" not in collected_on
+        assert last[0]() is not None           # nobody collected it yet
+        qloop.run_until_complete(asyncio.sleep(0.05))     # the GUI loop waits: the due generation runs first
+        assert collected_on and set(collected_on) == {threading.main_thread().name}
+        assert last[0]() is None
+        assert sum(guard.collections) >= 1
+    finally:
+        guard.uninstall()
+        gc.callbacks.remove(on_collection)
+    assert gc.isenabled()
+
+
+LONG_REPLY = ("| # | name | v |\n|---|---|---|\n" + "".join(f"| {i} | row *{i}* | `v{i}` |\n" for i in range(300))
+              + "\n" + "".join(f"Paragraph {i} with **bold** text and `code`.\n\n" for i in range(200)))
+
+
+def test_a_streaming_window_frees_cyclic_garbage_on_the_gui_thread_only(qloop, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """As the launcher sets it up: a window streams a long reply (its worker thread allocating, the stream
+    inspector open), opens a new chat and closes, while another thread makes cyclic
+    garbage; every collection runs on the GUI thread, and what is left holds no live ``QObject`` that Python
+    owns (a worker's collection, keeping what it finds, finds none)."""
+    collected_on: set[str] = set()
+
+    def on_collection(phase: str, _info: dict[str, int]) -> None:
+        if phase == "start":
+            collected_on.add(threading.current_thread().name)
+
+    stop = threading.Event()
+
+    def churn() -> None:
+        while not stop.is_set():
+            for _ in range(gc.get_threshold()[0]):
+                node = _Node()
+                node.me = node
+            stop.wait(0.001)
+
+    guard = GuiThreadCollections()
+    gc.collect()
+    gc.callbacks.append(on_collection)
+    guard.install()
+    worker = threading.Thread(target=churn, name="churn")
+    worker.start()
+    try:
+        _stream_and_drop(qloop, tmp_path / "history.sqlite3")
+    finally:
+        stop.set()
+        worker.join()
+        guard.uninstall()
+        gc.callbacks.remove(on_collection)
+    assert collected_on == {threading.main_thread().name}
+    gc.disable()
+    try:
+        assert _live_qt_objects_in_garbage_collected_on_a_worker() == []
+    finally:
+        gc.enable()
+
+
+def _stream_and_drop(qloop, path: Path) -> None:  # type: ignore[no-untyped-def]
+    store = Store(path)
+    window = MainWindow(ScriptedEngine(LONG_REPLY, tokens_per_s=20_000), store=store)
+    window.resize(900, 700)
+    window.show()
+    window.inspector_dock.show()
+    assert run_on(qloop, window.load_model())
+    reply = window.send("go")
+    assert reply is not None
+    run_on(qloop, until(lambda: reply.status is MessageStatus.DONE))
+    window.new_chat()                        # its widgets go back to the pool, emptied
+    run_on(qloop, asyncio.sleep(0.05))
+    window.close()
+    run_on(qloop, window.shutdown())
+    window.deleteLater()
+    store.close()
+    run_on(qloop, asyncio.sleep(0.05))       # the deferred deletes run
+
+
+def _live_qt_objects_in_garbage_collected_on_a_worker() -> list[str]:
+    live: list[str] = []
+
+    def collect_keeping_garbage() -> None:
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        try:
+            gc.collect()
+        finally:
+            gc.set_debug(0)
+        live.extend(type(o).__qualname__ for o in gc.garbage
+                    if isinstance(o, QObject) and shiboken6.isValid(o) and shiboken6.ownedByPython(o))
+        gc.garbage.clear()
+
+    worker = threading.Thread(target=collect_keeping_garbage, name="collector")
+    worker.start()
+    worker.join()
+    return live
