@@ -5,7 +5,9 @@ answers in ``tests/data/answers/``: prose, a code block, a table, lists; see :fu
 file on disk is opened in the real window offscreen, then scrolled from the top to the bottom in 40 steps. For
 each N (default 10, 100, 1,000):
 
-- ``open_ms_N``: ``open_conversation`` until the window has painted (a synchronous ``repaint``);
+- ``open_ms_N``: ``open_conversation`` until the window has painted (a synchronous ``repaint``); ``open_cpu_ms_N``
+  the CPU time of the main thread meanwhile (the same for ``scroll_step_cpu_ms_*_N``: on a shared machine the
+  wall times also count the other processes' time);
 - ``open_rendered_ms_N``: from the same start until every message on the screen shows its full render with its
   code colours (``ChatView.fully_rendered``);
 - ``scroll_step_ms_*_N``: one step (``setValue`` on the scroll bar, pending events, a synchronous repaint),
@@ -130,11 +132,12 @@ def measure(pairs: int, texts: list[str], folder: Path, width: int = 1040, heigh
         app.processEvents()
     gc.collect()
     rss0 = rss_mb()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.thread_time()
     window.open_conversation(conv_id)
     app.processEvents()
     window.repaint()
     open_ms = (time.perf_counter() - t0) * 1000.0
+    open_cpu_ms = (time.thread_time() - c0) * 1000.0
     open_rendered_ms = settle(app, window.chat, t0)
     bar = window.chat.verticalScrollBar()
     bar.setValue(0)
@@ -143,7 +146,8 @@ def measure(pairs: int, texts: list[str], folder: Path, width: int = 1040, heigh
     chat = window.chat
     settle(app, chat)
     hits, misses = chat.renders.hits, chat.renders.misses
-    steps = scroll(app, chat, settles=None)            # back to back: no idle time between the steps
+    cpu: list[float] = []
+    steps = scroll(app, chat, settles=None, cpu=cpu)   # back to back: no idle time between the steps
     at_end = bar.value() >= bar.maximum() - 1
     cache = {"render_cache_hits": float(chat.renders.hits - hits),
              "render_cache_misses": float(chat.renders.misses - misses)}
@@ -158,7 +162,8 @@ def measure(pairs: int, texts: list[str], folder: Path, width: int = 1040, heigh
     window.deleteLater()
     app.processEvents()
     store.close()
-    return {"open_ms": open_ms, "open_rendered_ms": open_rendered_ms,
+    return {"open_ms": open_ms, "open_rendered_ms": open_rendered_ms, "open_cpu_ms": open_cpu_ms,
+            "scroll_step_cpu_ms_p50": percentile(cpu, 50) or 0.0, "scroll_step_cpu_ms_p99": percentile(cpu, 99) or 0.0,
             "scroll_step_ms_p50": percentile(steps, 50) or 0.0,
             "scroll_step_ms_p99": percentile(steps, 99) or 0.0, "scroll_step_ms_max": max(steps),
             "rss_growth_mb": rss1 - rss0, "reached_the_end": float(at_end), **cache,
@@ -168,17 +173,20 @@ def measure(pairs: int, texts: list[str], folder: Path, width: int = 1040, heigh
             "idle_slice_ms_max": max(slices, default=0.0)}
 
 
-def scroll(app: Any, chat: Any, settles: list[float] | None) -> list[float]:
+def scroll(app: Any, chat: Any, settles: list[float] | None, cpu: list[float] | None = None) -> list[float]:
     """Scroll ``chat`` from the top to the bottom in ``STEPS`` steps; returns each step's ms. With ``settles``,
-    wait after each step until the viewport is fully rendered and append that time (from the step's start)."""
+    wait after each step until the viewport is fully rendered and append that time (from the step's start); with
+    ``cpu``, append each step's CPU time on this thread (ms: what the step costs whatever else the machine runs)."""
     bar = chat.verticalScrollBar()
     steps: list[float] = []
     for i in range(1, STEPS + 1):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.thread_time()
         bar.setValue(round(bar.maximum() * i / STEPS))
         app.processEvents()
         chat.viewport().repaint()
         steps.append((time.perf_counter() - t) * 1000.0)
+        if cpu is not None:
+            cpu.append((time.thread_time() - c) * 1000.0)
         if settles is not None:
             settles.append(settle(app, chat, t))
     return steps
