@@ -126,8 +126,10 @@ class OpenList:
         lst = cls(htmls[:-1], head_codes, first_line, facts)
         start = groups[-1][0].attrGet("start") if facts.tag == "ol" else None
         lst.start = int(start) if start is not None else 1
+        # (the items' maps may still count from where the tail began before its stable blocks were cut off:
+        # the first item starts on the list's first line)
         lst._take(htmls[-1].split(PIECE), codes[len(head_codes):], ctx.list_cuts[-1], len(head_codes),
-                  [s - first_line for s in facts.starts], len(lines) - first_line)
+                  [s - facts.starts[0] for s in facts.starts], len(lines) - first_line)
         return lst
 
     def _take(self, pieces: list[str], codes: list[str], cuts: list[int], code0: int, starts: list[int],

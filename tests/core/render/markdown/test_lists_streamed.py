@@ -188,3 +188,11 @@ def test_when_the_fast_path_gives_up_the_list_is_re_parsed_under_the_big_tail_th
     md.finish()
     assert md.html == render_markdown(text)
     assert renders > 1500 and full < 40
+
+
+def test_a_list_that_arrives_with_the_blocks_before_it_in_one_chunk() -> None:
+    """The render that cuts the finished blocks off the tail also opens the list's fast path (its items' lines
+    must count from the list, not from where the tail began)."""
+    text = "First paragraph.\n\nSecond one.\n\n" + _tasks(5 * K + 1) + "\nAfter the list.\n"
+    for size in (300, 500, 700):
+        assert _stream(text, [size], [True]).html == render_markdown(text), size
