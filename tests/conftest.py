@@ -5,6 +5,7 @@ quick loop is ``pytest -m "not slow"``; CI runs everything). Helpers: ``tests/he
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -78,16 +79,48 @@ def _isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="session")
 def _session_qloop(qapp):
+    """The session's qasync loop, with cyclic garbage collected on the GUI thread only, as the launcher sets it
+    up (``app.ui.window.gui_thread``): a test's worker thread (a reply's reader, the formula or lexer pool) never
+    frees a Qt wrapper that a cycle held."""
     import asyncio
 
     import qasync
 
+    from app.ui.window.gui_thread import collect_on_gui_thread
+
     loop = qasync.QEventLoop(qapp)
     asyncio.set_event_loop(loop)
+    guard = collect_on_gui_thread()
     yield loop
     loop.run_until_complete(asyncio.sleep(0))
     asyncio.set_event_loop(None)
     loop.close()
+    guard.uninstall()
+
+
+@pytest.fixture(autouse=True)
+def _collect_after_the_test():
+    """After each test, the generations that are due run here, on the GUI thread, once the GUI guard is
+    installed (a test that never runs the Qt loop would otherwise never collect)."""
+    yield
+    gui_thread = sys.modules.get("app.ui.window.gui_thread")     # never imported here: core tests stay Qt-free
+    guard = gui_thread._collections[0] if gui_thread is not None else None
+    if guard is not None and guard.installed:
+        guard.collect_due(young=True)
+
+
+@pytest.fixture
+def automatic_gc():
+    """CPython's automatic collector, as without the GUI guard, for this test (tests of the guard itself)."""
+    from app.ui.window import gui_thread
+
+    guard = gui_thread._collections[0]
+    was = guard is not None and guard.installed
+    if guard is not None:
+        guard.uninstall()
+    yield
+    if guard is not None and was:
+        guard.install()
 
 
 @pytest.fixture

@@ -87,7 +87,7 @@ class _Node:
     me: _Node
 
 
-def test_cyclic_garbage_made_on_a_worker_thread_is_collected_on_the_gui_thread(qloop) -> None:  # type: ignore[no-untyped-def]
+def test_cyclic_garbage_made_on_a_worker_thread_is_collected_on_the_gui_thread(qloop, automatic_gc) -> None:  # type: ignore[no-untyped-def]
     collected_on: list[str] = []
 
     def on_collection(phase: str, _info: dict[str, int]) -> None:
@@ -126,7 +126,7 @@ LONG_REPLY = ("| # | name | v |\n|---|---|---|\n" + "".join(f"| {i} | row *{i}* 
               + "\n" + "".join(f"Paragraph {i} with **bold** text and `code`.\n\n" for i in range(200)))
 
 
-def test_a_streaming_window_frees_cyclic_garbage_on_the_gui_thread_only(qloop, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_streaming_window_frees_cyclic_garbage_on_the_gui_thread_only(qloop, tmp_path, automatic_gc) -> None:  # type: ignore[no-untyped-def]
     """As the launcher sets it up: a window streams a long reply (its worker thread allocating, the stream
     inspector open), opens a new chat and closes, while another thread makes cyclic
     garbage; every collection runs on the GUI thread, and what is left holds no live ``QObject`` that Python
