@@ -52,12 +52,12 @@ __all__ = ["RUN_BREAK_CHARS", "UI_FONT_FAMILIES", "MarkdownView", "break_long_ru
 
 _BLANK: dict[str, IncrementalMarkdown] = {}
 
-#: A streaming refresh inserts the changed pieces only until they hold this many HTML characters (about 20 ms of
-#: ``insertHtml`` and layout here); the rest waits for the next tick (or ``MORE_DELAY_MS``). A long open paragraph
-#: is re-parsed by the renderer once it grew by a fifth, so a 500,000-character word brought up to 100 KB in one
-#: refresh (150-180 ms).
-PATCH_BUDGET_CHARS = 12_000
-MORE_DELAY_MS = 16
+#: A streaming refresh inserts the changed pieces only until they hold this many HTML characters (about 10 ms of
+#: ``insertHtml`` and layout here); the rest waits for the next tick, or ``MORE_DELAY_MS`` without one (longer
+#: than a tick, so that it never adds a second patch to a frame). A long open paragraph is re-parsed by the
+#: renderer once it grew by a fifth, so a 500,000-character word brought up to 100 KB in one refresh (150-180 ms).
+PATCH_BUDGET_CHARS = 8_000
+MORE_DELAY_MS = 50
 
 
 def _blank_renderer(theme: str) -> IncrementalMarkdown:

@@ -4,7 +4,11 @@ renderer's HTML stay those of one paragraph, and a streamed view equals a loaded
 
 from __future__ import annotations
 
+import gc
 import re
+from collections.abc import Iterator
+
+import pytest
 
 from app.core.render.markdown import render_markdown
 from app.ui.messages.markdown_view import PATCH_BUDGET_CHARS, MarkdownView
@@ -13,6 +17,15 @@ from app.ui.messages.segments import SEGMENT_CHARS
 
 PROSE = " ".join(f"word{i} with *some emphasis {i}* and `code {i}`" for i in range(600))   # ~27 KB, one paragraph
 WORD = "x" * 60_000
+
+
+@pytest.fixture(autouse=True)
+def _collect_here() -> Iterator[None]:
+    """The views here are big and sealed (segments hold their view: a cycle); collect them on this thread now,
+    not in a later test from whichever thread the collector happens to run on (a Qt object must die on its
+    own thread)."""
+    yield
+    gc.collect()
 
 
 def _inner(pieces: list[str]) -> str:
