@@ -167,3 +167,14 @@ def fake_hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     with standard_hub() as hub:
         monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
         yield hub
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _patient_formula_pool():
+    """The shared formula pool waits 30 s for a formula in tests, not the app's 2 s (``MATH_DEADLINE_S``): on a
+    loaded machine a formula past the deadline is shown as its TeX in one view and as an image in the other, and
+    tests comparing two renders differ by chance. Tests of the deadline make pools of their own."""
+    from app.core.render import math_render
+
+    math_render.default_math_pool().deadline_s = 30.0
+    yield
