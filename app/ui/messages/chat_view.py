@@ -36,18 +36,13 @@ from app.ui.messages import keys as message_keys
 from app.ui.messages.idle_render import IDLE_DELAY_MS, OVERSCAN_PX, RENDER_SLICE_CHARS, IdleWork
 from app.ui.messages.markdown_view import UI_FONT_FAMILIES, palette_theme
 from app.ui.messages.pool import RenderCache, WidgetPool
-from app.ui.messages.positions import MARGIN_Y, SPACING, ListItem, Positions
+from app.ui.messages.positions import MARGIN_Y, MAX_READING_WIDTH, SPACING, ListItem, Positions, column, row_box
 from app.ui.messages.widget import STATUS_TEXT, MessageWidget, PlainTextView, format_figures
 
-__all__ = ["IDLE_DELAY_MS", "MARGIN_Y", "OVERSCAN_PX", "RENDER_SLICE_CHARS", "SPACING", "STATUS_TEXT", "ChatInput",
-           "ChatView", "MessageWidget", "PlainTextView", "format_figures"]
+__all__ = ["IDLE_DELAY_MS", "MARGIN_Y", "MAX_READING_WIDTH", "OVERSCAN_PX", "RENDER_SLICE_CHARS", "SPACING",
+           "STATUS_TEXT", "ChatInput", "ChatView", "MessageWidget", "PlainTextView", "format_figures"]
 
 STICK_SLACK_PX = 24
-#: Widest the message column gets (px): lines of ~90-100 characters, comfortable to read.
-MAX_READING_WIDTH = 900
-MARGIN_X = 16
-#: Indents that tell the two sides apart (px, at most a fifth / a tenth of the column).
-USER_INDENT, REPLY_INDENT = 80, 24
 #: Within one layout (a scroll step), replies whose render is cached are shown in full if that fits in what is
 #: left of this (ms); the others show their plain-text preview until the idle work renders them. In a scroll
 #: step a row is given a widget at all only while its cost (``PREVIEW_CHARS_PER_MS``) fits what is left (the
@@ -264,18 +259,10 @@ class ChatView(QAbstractScrollArea):
     # -- geometry ------------------------------------------------------------------------------------------
     def column(self) -> tuple[int, int]:
         """x and width of the message column (centred, at most ``MAX_READING_WIDTH``)."""
-        vw = self.viewport().width()
-        width = max(60, min(MAX_READING_WIDTH, vw - 2 * MARGIN_X))
-        return max(0, (vw - width) // 2), width
+        return column(self.viewport().width())
 
     def _box(self, it: ListItem, col: tuple[int, int] | None = None) -> tuple[int, int]:
-        x, width = col or self.column()
-        if it.message is None:
-            return x, width
-        if it.message.role is Role.USER:
-            indent = min(USER_INDENT, width // 5)
-            return x + indent, width - indent
-        return x, width - min(REPLY_INDENT, width // 10)
+        return row_box(it, col or self.column())
 
     def _update_tops(self) -> int:
         """Place the rows whose position is stale (:meth:`Positions.update`); returns the content height."""
@@ -464,16 +451,8 @@ class ChatView(QAbstractScrollArea):
 
     def fully_rendered(self) -> bool:
         """Whether every message in the viewport shows its full render with its code colours (no preview, none
-        left blank by a step's budget)."""
-        first, last = self._visible_range()
-        for it in self.items[first:last]:
-            w = it.widget
-            if w is None and it.message is not None:
-                return False
-            if isinstance(w, MessageWidget) and w.view is not None and (
-                    w.preview or w.view.renderer.highlights_pending):
-                return False
-        return True
+        left blank by a step's budget): :meth:`IdleWork.done`."""
+        return self.idle.done()
 
     # -- keyboard: Alt+Up / Alt+Down move between messages (app/ui/messages/keys.py) ---------------------------
     def focused_message(self) -> Message | None:

@@ -57,6 +57,20 @@ class IdleWork:
         return [it for it in near if isinstance(it.widget, MessageWidget) and it.widget.preview
                 and it.message is not None and it.message.status.final]
 
+    def done(self) -> bool:
+        """Whether every message in the viewport shows its full render with its code colours (no preview, none
+        left blank by a scroll step's budget)."""
+        view = self.view
+        first, last = view._visible_range()
+        for it in view.items[first:last]:
+            w = it.widget
+            if w is None and it.message is not None:
+                return False
+            if isinstance(w, MessageWidget) and w.view is not None and (
+                    w.preview or w.view.renderer.highlights_pending):
+                return False
+        return True
+
     def step(self) -> None:
         """One slice of idle work (see the module docstring); the next is scheduled while work is left."""
         view = self.view

@@ -15,13 +15,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from app.core.conversation import Role
+
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
 
     from app.core.conversation import Message
 
-#: Space above the first row and below the last (px), and between rows.
-MARGIN_Y, SPACING = 12, 10
+#: Space above the first row and below the last (px), and between rows; left and right of the column (px).
+MARGIN_Y, SPACING, MARGIN_X = 12, 10, 16
+#: Widest the message column gets (px): lines of ~90-100 characters, comfortable to read.
+MAX_READING_WIDTH = 900
+#: Indents that tell the two sides apart (px, at most a fifth / a tenth of the column).
+USER_INDENT, REPLY_INDENT = 80, 24
 
 
 @dataclass(eq=False)
@@ -63,6 +69,25 @@ class ListItem:
             self.heights.clear()
         self.heights[width] = h
         return h
+
+
+def column(viewport_width: int) -> tuple[int, int]:
+    """x and width (px) of the message column in a viewport ``viewport_width`` wide: centred, at most
+    ``MAX_READING_WIDTH``, at least 60."""
+    width = max(60, min(MAX_READING_WIDTH, viewport_width - 2 * MARGIN_X))
+    return max(0, (viewport_width - width) // 2), width
+
+
+def row_box(it: ListItem, col: tuple[int, int]) -> tuple[int, int]:
+    """x and width (px) of row ``it`` in the column ``col`` (x, width): the user's messages indented on the left,
+    replies on the right, notices the whole column."""
+    x, width = col
+    if it.message is None:
+        return x, width
+    if it.message.role is Role.USER:
+        indent = min(USER_INDENT, width // 5)
+        return x + indent, width - indent
+    return x, width - min(REPLY_INDENT, width // 10)
 
 
 class Positions:
