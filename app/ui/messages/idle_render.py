@@ -10,16 +10,15 @@ viewport that has no widget yet. Any scroll puts the idle work off again (``IDLE
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QWidget
 
 from app.core.conversation import Role
+from app.ui.messages.pool import RenderCache
+from app.ui.messages.positions import ListItem
 from app.ui.messages.widget import MessageWidget
-
-if TYPE_CHECKING:
-    from app.ui.messages.chat_view import ChatView
-    from app.ui.messages.positions import ListItem
 
 #: Quiet time (ms) after the last scroll before the idle work starts; each idle slice does one piece of work.
 IDLE_DELAY_MS = 30
@@ -29,13 +28,28 @@ RENDER_SLICE_CHARS = 500
 OVERSCAN_PX = 120
 
 
+class IdleHost(Protocol):
+    """What the idle work uses of its message list (:class:`.chat_view.ChatView`): its rows, its render cache and
+    the steps of its layout. A protocol, so this module does not import the list that owns it."""
+
+    items: list[ListItem]
+    renders: RenderCache
+    _overscan: int
+
+    def viewport(self) -> QWidget: ...
+    def _style(self) -> str: ...
+    def _visible_range(self, margin: int = 0) -> tuple[int, int]: ...
+    def _relayout(self) -> None: ...
+    def _show_rendered(self, w: MessageWidget, renderer: Any) -> None: ...
+
+
 class IdleWork:
     """The idle slices of ``view`` (see the module docstring). ``slices_ms`` holds the duration of the last 1,000
     slices (ms; the history benchmark reads it)."""
 
-    def __init__(self, view: ChatView) -> None:
+    def __init__(self, view: IdleHost) -> None:
         self.view = view
-        self.timer = QTimer(view)
+        self.timer = QTimer(view.viewport())
         self.timer.setSingleShot(True)
         self.timer.timeout.connect(self.step)
         self.slices_ms: list[float] = []
