@@ -339,7 +339,7 @@ class PatchedView(LinkedView):
             return self._sealed[j] if j < self._live_first else self._painted[j - self._live_first]
 
         n_painted = self._live_first + len(self._painted)
-        i = self._n_frozen
+        i = min(self._n_frozen, n_painted)     # a patch cut by its budget left stable pieces unpainted
         limit = min(n_painted, n_new)
         while i < limit and painted_at(i) == new(i):
             i += 1

@@ -105,3 +105,29 @@ def test_a_growing_paragraph_re_inserts_its_end_and_a_refresh_stays_within_its_b
     assert v.html_chars_inserted - before <= SEGMENT_CHARS + 3 * PARAGRAPH_PIECE_CHARS
     assert not v.behind and v.toPlainText().replace("\u200b", "") == "A word: " + word
     assert v.html_chars_inserted < 2 * len(word)        # before: the whole paragraph at every re-parse
+
+
+def test_pieces_a_patch_left_to_its_budget_are_painted_by_the_next_patches(qtbot, monkeypatch) -> None:
+    """A patch cut by its budget leaves finished pieces unpainted; the next patches paint them first, even when
+    more finished pieces came meanwhile (before: they were skipped for good — rows of a long table were missing
+    from the streamed reply)."""
+    from app.ui.messages import markdown_view
+
+    monkeypatch.setattr(markdown_view, "PATCH_BUDGET_CHARS", 300)
+    text = ("".join(f"Paragraph {i} with **bold** words.\n\n" for i in range(40))
+            + "| a | b |\n|---|---|\n" + "".join(f"| {i} | x{i} |\n" for i in range(30)) + "\nThe end.\n")
+    half = text.index("Paragraph 30")
+    v = MarkdownView(theme="light")
+    qtbot.addWidget(v)
+    v.append_text(text[:half])
+    v.refresh()
+    assert v.behind                        # the budget painted only the first pieces
+    v.append_text(text[half:])
+    v.refresh()
+    v.finish()
+    v.refresh()
+    once = MarkdownView(theme="light")
+    qtbot.addWidget(once)
+    once.set_text(text)
+    assert v.toPlainText() == once.toPlainText()
+    assert "Paragraph 5 with" in v.toPlainText() and "| 29 |" not in v.toPlainText()
