@@ -183,7 +183,7 @@ class MarkdownView(PatchedView):
         t0 = time.perf_counter()
         self._patch(active.stable_blocks, active.tail_blocks, dim=thinking_active,
                     tail_final=0 if thinking_active else md.tail_final_pieces,
-                    budget=None if md.finished else PATCH_BUDGET_CHARS)
+                    budget=PATCH_BUDGET_CHARS)   # also at the end: what is left comes on the next ticks
         md.charge(time.perf_counter() - t0)   # the big-tail throttle counts the document's cost too
         if self.behind:
             self._more_timer.start()          # the rest in the next tick, or soon if none comes
