@@ -45,21 +45,7 @@ def test_stop_during_a_tokens_decode_aborts_it_and_keeps_the_cache(engine: Llama
     before = _say(engine)
     llm = engine._llm
     stop = StopEvent()
-    calls: list[int] = []
-    seen: list[BaseException] = []
-    eval_ = llm.eval
-
-    def eval_with_stop(tokens: Any) -> None:        # Stop pressed while the 6th token is being decoded
-        calls.append(llm.n_tokens)
-        if len(calls) == 6:
-            stop.set()
-        try:
-            eval_(tokens)
-        except RuntimeError as exc:
-            seen.append(exc)
-            raise
-
-    monkeypatch.setattr(llm, "eval", eval_with_stop)
+    calls, seen = _stop_at_eval(monkeypatch, llm, stop, 6)   # Stop pressed while the 6th token is being decoded
     chunks = list(engine.stream(SAY_HI, GenerationParams(temperature=0.0, seed=1, max_tokens=200), stop))
     monkeypatch.undo()
     assert len(calls) == 6 and len(chunks) == 5       # prefill + 4 tokens decoded; the 6th eval was ended
@@ -86,11 +72,27 @@ def test_stop_during_prefill_through_the_native_flag(engine: LlamaEngine, monkey
     before = _say(engine)
     llm = engine._llm
     stop = StopEvent()
+    _calls, seen = _stop_at_eval(monkeypatch, llm, stop, 1)  # Stop pressed as the prompt's prefill starts
+    long = [{"role": "user", "content": "Summarize: " + " ".join(f"word{i}" for i in range(800))}]
+    out = list(engine.stream(long, PARAMS, stop))
+    monkeypatch.undo()
+    assert out == [] and seen and "returned 2" in str(seen[0])   # aborted, not finished
+    assert llm.n_tokens == 0                          # prefill: llama.cpp dropped the sequence, so do we
+    assert _say(engine) == before
+
+
+def _stop_at_eval(monkeypatch: pytest.MonkeyPatch, llm: Any, stop: StopEvent,
+                  at_call: int) -> tuple[list[int], list[BaseException]]:
+    """Wrap ``llm.eval``: Stop is pressed as eval call number ``at_call`` (1-based) starts. Returns the lists it
+    fills: the cache length (``n_tokens``) at each call, and the errors the calls raised."""
+    calls: list[int] = []
     seen: list[BaseException] = []
     eval_ = llm.eval
 
-    def eval_with_stop(tokens: Any) -> None:         # Stop pressed as the prompt's prefill starts
-        stop.set()
+    def eval_with_stop(tokens: Any) -> None:
+        calls.append(llm.n_tokens)
+        if len(calls) == at_call:
+            stop.set()
         try:
             eval_(tokens)
         except RuntimeError as exc:
@@ -98,9 +100,4 @@ def test_stop_during_prefill_through_the_native_flag(engine: LlamaEngine, monkey
             raise
 
     monkeypatch.setattr(llm, "eval", eval_with_stop)
-    long = [{"role": "user", "content": "Summarize: " + " ".join(f"word{i}" for i in range(800))}]
-    out = list(engine.stream(long, PARAMS, stop))
-    monkeypatch.undo()
-    assert out == [] and seen and "returned 2" in str(seen[0])   # aborted, not finished
-    assert llm.n_tokens == 0                          # prefill: llama.cpp dropped the sequence, so do we
-    assert _say(engine) == before
+    return calls, seen

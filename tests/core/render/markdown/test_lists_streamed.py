@@ -11,22 +11,9 @@ from hypothesis import strategies as st
 from app.core.render.markdown import PIECE, IncrementalMarkdown, render_markdown
 from app.core.render.markdown import lists as lists_mod
 from app.core.render.markdown.list_html import LIST_GROUP_ITEMS
+from tests.helpers.markdown import stream_markdown
 
 K = LIST_GROUP_ITEMS
-
-
-def _stream(text: str, sizes: list[int], reads: list[bool]) -> IncrementalMarkdown:
-    md = IncrementalMarkdown(theme="light")
-    i = n = 0
-    while i < len(text):
-        size = sizes[n % len(sizes)]
-        md.feed(text[i:i + size])
-        if reads[n % len(reads)]:
-            md.render()
-        i += size
-        n += 1
-    md.finish()
-    return md
 
 
 def _tasks(n: int) -> str:
@@ -80,12 +67,12 @@ def test_long_top_level_lists_are_pieces_of_k_items_with_the_list_margins_at_the
        reads=st.lists(st.booleans(), min_size=1, max_size=6))
 def test_streamed_lists_equal_the_one_shot_render_at_any_chunking(sizes: list[int], reads: list[bool]) -> None:
     for name, text in CASES.items():
-        assert _stream(text, sizes, reads).html == render_markdown(text), name
+        assert stream_markdown(text, sizes, reads).html == render_markdown(text), name
 
 
 def test_streamed_lists_equal_the_one_shot_render_one_char_at_a_time() -> None:
     for name, text in CASES.items():
-        assert _stream(text, [1], [True]).html == render_markdown(text), name
+        assert stream_markdown(text, [1], [True]).html == render_markdown(text), name
 
 
 def test_streamed_lists_equal_the_one_shot_render_line_by_line() -> None:
@@ -111,7 +98,7 @@ _item = st.sampled_from([
        reads=st.lists(st.booleans(), min_size=1, max_size=6))
 def test_random_lists_equal_the_one_shot_render(items: list[str], sizes: list[int], reads: list[bool]) -> None:
     text = "".join(item.format(i=i) for i, item in enumerate(items)) + "\n[3]: /three\n"
-    assert _stream(text, sizes, reads).html == render_markdown(text)
+    assert stream_markdown(text, sizes, reads).html == render_markdown(text)
 
 
 def test_an_open_list_costs_its_new_items_per_render_not_all_of_them(monkeypatch) -> None:
@@ -135,7 +122,7 @@ def test_an_open_list_costs_its_new_items_per_render_not_all_of_them(monkeypatch
         return out
 
     monkeypatch.setattr(lists_mod.OpenList, "close", spy)
-    md = _stream(text, [40], [True])
+    md = stream_markdown(text, [40], [True])
     assert closed and closed[-1]                 # the list ended while streaming: made from its pieces
     assert md.html == render_markdown(text)
 
@@ -195,4 +182,4 @@ def test_a_list_that_arrives_with_the_blocks_before_it_in_one_chunk() -> None:
     must count from the list, not from where the tail began)."""
     text = "First paragraph.\n\nSecond one.\n\n" + _tasks(5 * K + 1) + "\nAfter the list.\n"
     for size in (300, 500, 700):
-        assert _stream(text, [size], [True]).html == render_markdown(text), size
+        assert stream_markdown(text, [size], [True]).html == render_markdown(text), size

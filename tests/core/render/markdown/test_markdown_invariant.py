@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from app.core.render.markdown import IncrementalMarkdown, render_markdown
 from tests.helpers import ANSWERS, CORPUS
+from tests.helpers.markdown import stream_markdown
 
 _SPEC = CORPUS / "commonmark.json"
 _EXAMPLES = json.loads(_SPEC.read_text(encoding="utf-8"))
@@ -27,21 +28,6 @@ _QUICK = settings(max_examples=3, deadline=None, suppress_health_check=list(Heal
 _MORE = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 
 
-def _stream(text: str, sizes: list[int], reads: list[bool], theme: str = "light") -> IncrementalMarkdown:
-    """Feed ``text`` in chunks of the given sizes (cycled), reading the HTML after some feeds."""
-    md = IncrementalMarkdown(theme=theme)
-    i = n = 0
-    while i < len(text):
-        size = sizes[n % len(sizes)]
-        md.feed(text[i : i + size])
-        if reads[n % len(reads)]:
-            md.render()
-        i += size
-        n += 1
-    md.finish()
-    return md
-
-
 _sizes = st.lists(st.integers(min_value=1, max_value=16), min_size=1, max_size=24)
 _reads = st.lists(st.booleans(), min_size=1, max_size=8)
 
@@ -51,26 +37,26 @@ _reads = st.lists(st.booleans(), min_size=1, max_size=8)
 @given(sizes=_sizes, reads=_reads)
 def test_commonmark_examples_any_chunking(example: dict, sizes: list[int], reads: list[bool]) -> None:
     text = example["markdown"]
-    assert _stream(text, sizes, reads).html == render_markdown(text)
+    assert stream_markdown(text, sizes, reads).html == render_markdown(text)
 
 
 def test_commonmark_examples_one_char_at_a_time() -> None:
     for example in _EXAMPLES:
         text = example["markdown"]
-        assert _stream(text, [1], [True]).html == render_markdown(text), example["example"]
+        assert stream_markdown(text, [1], [True]).html == render_markdown(text), example["example"]
 
 
 def test_commonmark_examples_with_crlf() -> None:
     for example in _EXAMPLES[::7]:
         text = example["markdown"].replace("\n", "\r\n")
-        assert _stream(text, [1, 2, 3], [True]).html == render_markdown(text), example["example"]
+        assert stream_markdown(text, [1, 2, 3], [True]).html == render_markdown(text), example["example"]
 
 
 @pytest.mark.parametrize("path", _ANSWERS, ids=lambda p: p.stem)
 @pytest.mark.parametrize("theme", ["light", "dark"])
 def test_answers_one_char_at_a_time(path: Path, theme: str) -> None:
     text = path.read_text(encoding="utf-8")
-    assert _stream(text, [1], [True], theme).html == render_markdown(text, theme=theme)
+    assert stream_markdown(text, [1], [True], theme).html == render_markdown(text, theme=theme)
 
 
 @pytest.mark.parametrize("path", _ANSWERS, ids=lambda p: p.stem)
@@ -78,7 +64,7 @@ def test_answers_one_char_at_a_time(path: Path, theme: str) -> None:
 @given(sizes=st.lists(st.integers(min_value=1, max_value=64), min_size=1, max_size=40), reads=_reads)
 def test_answers_any_chunking(path: Path, sizes: list[int], reads: list[bool]) -> None:
     text = path.read_text(encoding="utf-8")
-    assert _stream(text, sizes, reads).html == render_markdown(text)
+    assert stream_markdown(text, sizes, reads).html == render_markdown(text)
 
 
 @_MORE
@@ -86,7 +72,7 @@ def test_answers_any_chunking(path: Path, sizes: list[int], reads: list[bool]) -
 def test_concatenated_answers_any_chunking(order: list[int], sizes: list[int], reads: list[bool]) -> None:
     texts = [p.read_text(encoding="utf-8") for p in _ANSWERS]
     text = "\n\n".join(texts[i % len(texts)] for i in order)
-    assert _stream(text, sizes, reads).html == render_markdown(text)
+    assert stream_markdown(text, sizes, reads).html == render_markdown(text)
 
 
 @_MORE
@@ -133,7 +119,7 @@ def test_feed_bytes_invalid_bytes_are_replaced() -> None:
     reads=_reads,
 )
 def test_random_markdown_soup(text: str, sizes: list[int], reads: list[bool]) -> None:
-    assert _stream(text, sizes, reads).html == render_markdown(text)
+    assert stream_markdown(text, sizes, reads).html == render_markdown(text)
 
 
 _TABLE_HEAD = "| n | name | `a|b` |\n|--:|:-:|---|\n"
@@ -161,5 +147,5 @@ _TABLE_ENDS = ["", "\n", "\nAfter.\n", "\n\nAfter.\n", "\n> quote\n", "\n# Headi
 def test_tables_any_chunking(rows: list[str], end: str, sizes: list[int], reads: list[bool]) -> None:
     """Open tables take a fast path (each new row parsed alone): it must agree with the whole-table parse."""
     text = "Intro [r].\n\n" + _TABLE_HEAD + "\n".join(rows) + end
-    assert _stream(text, sizes, reads).html == render_markdown(text)
-    assert _stream(text, [1], [True]).html == render_markdown(text)
+    assert stream_markdown(text, sizes, reads).html == render_markdown(text)
+    assert stream_markdown(text, [1], [True]).html == render_markdown(text)
