@@ -227,9 +227,12 @@ def measure_window(chunks: list[str], chunks_per_s: float, *, inspector: bool = 
     window's stream inspector dock is open.
 
     Frame interval: the time between two firings of the render tick's timer (``Coalescer.timer``) from the first
-    paint of the reply until its last chunk is painted — a late firing is a frame the window missed, whatever
-    kept the loop busy (the tick itself, painting, the consumer, layout). ``tick_ms_*``: the cost of the ticks
-    that painted the reply (``StreamMetrics.tick_cost``). ``e2e_ratio``: the scripted producer's schedule
+    paint of the reply until its last chunk is painted, each stamped when that firing's tick has returned (the
+    bench's slot is connected after the tick's: the frame's text is in the view then) — a late firing is a
+    frame the window missed, whatever kept the loop busy (the tick itself, painting, the consumer, layout), and
+    a tick that costs more than the one before stretches its interval by the difference. The window runs with
+    the app's GIL switch interval (``tune_switch_interval``, as the launcher sets it). ``tick_ms_*``: the cost of
+    the ticks that painted the reply (``StreamMetrics.tick_cost``). ``e2e_ratio``: the scripted producer's schedule
     ((chunks − 1) ÷ rate) ÷ (last chunk painted − first chunk produced); ≥ 0.99 means the screen kept up.
     ``final_html_equals_one_shot``: the view's final HTML equals ``render_markdown`` of the whole text.
     ``intervals`` (optional) receives the frame intervals (ms).
@@ -239,13 +242,19 @@ def measure_window(chunks: list[str], chunks_per_s: float, *, inspector: bool = 
     from PySide6.QtWidgets import QApplication
 
     from app.bench._util import qt_loop
+    from app.core.streaming.stream import tune_switch_interval
 
+    switch = sys.getswitchinterval()
+    tune_switch_interval()                # the GIL hand-over the app runs with (the launcher sets it)
     with tempfile.TemporaryDirectory() as tmp, qt_loop() as loop:
         os.environ["BROOK_DATA_DIR"] = str(Path(tmp) / "data")
         os.environ["BROOK_CONFIG_DIR"] = str(Path(tmp) / "config")
-        return loop.run_until_complete(
-            _stream_in_window(QApplication.instance(), chunks, chunks_per_s, Path(tmp), inspector, timeout_s,
-                              intervals))
+        try:
+            return loop.run_until_complete(
+                _stream_in_window(QApplication.instance(), chunks, chunks_per_s, Path(tmp), inspector, timeout_s,
+                                  intervals))
+        finally:
+            sys.setswitchinterval(switch)
 
 
 async def _stream_in_window(app: Any, chunks: list[str], rate: float, tmp: Path, inspector: bool,
