@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QTimer, Signal
 
 from app.core.conversation import Message
 from app.core.streaming.metrics import StreamMetrics
@@ -57,6 +57,10 @@ MIN_CATCH_UP_CHARS = 512
 FIXED_COST_STRIKES = 3
 #: At Stop, what arrived is painted at once only up to this many characters (a burst is shown another way).
 STOP_PAINT_CHARS = 8_192
+#: A tick that painted asks its window to paint in the next loop turn, not after Qt's update delay (a platform
+#: window without vsync delivers its update request 5 ms after the first change: ``QT_QPA_UPDATE_IDLE_TIME``),
+#: so the frame's paint follows its tick and is over before the next tick is due.
+PRESENT_AT_ONCE = True
 
 
 @dataclass(eq=False)
@@ -301,6 +305,7 @@ class Coalescer(QObject):
                 cut = cut or t.waiting > 0
         cost_ms = (self._clock() - t0) * 1000.0
         if any_painted:
+            self._present()
             self.ticks += 1
             self.last_tick_ms = cost_ms
             # adapt: expensive ticks → fewer, larger renders; cheap ticks → back to frame rate
@@ -310,6 +315,13 @@ class Coalescer(QObject):
             elif cost_ms < self.interval_ms / 8 and self.interval_ms > MIN_INTERVAL_MS:
                 self.interval_ms = max(MIN_INTERVAL_MS, self.interval_ms // 2)
                 self._timer.setInterval(self.interval_ms)
+
+
+    def _present(self) -> None:
+        """Have the window this tick changed paint in the next loop turn (see ``PRESENT_AT_ONCE``)."""
+        parent = self.parent()
+        if PRESENT_AT_ONCE and parent is not None and hasattr(parent, "window"):
+            QCoreApplication.postEvent(parent.window(), QEvent(QEvent.Type.UpdateRequest))
 
 
 def _catch_up_chars(chars: int, cost_ms: float) -> int:

@@ -241,3 +241,33 @@ def test_a_catch_up_slice_costs_at_most_catch_up_tick_ms_when_the_cost_grows_wit
     assert max(costs) <= CATCH_UP_TICK_MS * 1.01              # the first slice too (not measured yet)
     assert max(len(p) for p in view.fed) < 1_000_000 // 64   # smaller than the catch-up floor alone
     assert len(costs) < 1_000_000 * 2e-6 * 1000 / (CATCH_UP_TICK_MS - 3) * 2   # and not many more ticks
+
+
+def test_a_tick_that_painted_has_its_window_paint_in_the_next_loop_turn(qapp) -> None:
+    """Not after Qt's update delay: the window gets its update request from the tick's loop turn."""
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtWidgets import QWidget
+
+    class Requests(QObject):
+        n = 0
+
+        def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.UpdateRequest:
+                self.n += 1
+            return False
+
+    window, timer, clock = QWidget(), FakeTimer(), FakeClock()
+    requests = Requests()
+    window.installEventFilter(requests)
+    co = Coalescer(window, timer=timer, clock=clock)
+    r, view = reply(), View(clock)
+    co.attach(r, view.feed, view.paint)
+    timer.fire()                      # nothing arrived: nothing to show, no request
+    qapp.sendPostedEvents()
+    assert requests.n == 0
+    r.append("Hello")
+    timer.fire()
+    qapp.sendPostedEvents()           # what the next loop turn delivers first (no timer runs here)
+    assert requests.n == 1
+    window.deleteLater()
+
