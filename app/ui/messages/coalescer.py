@@ -275,8 +275,9 @@ class Coalescer(QObject):
             cost_ms = (t1 - t0) * 1000.0
             if cost_ms > budget_ms and len(piece) > MIN_SLICE_CHARS:
                 t.slice_chars = max(MIN_SLICE_CHARS, int(len(piece) * budget_ms / cost_ms * 0.8))
-            elif t.waiting and cost_ms < budget_ms / 2:
-                t.slice_chars = min(MAX_SLICE_CHARS, t.slice_chars * 2)
+            elif t.waiting:                  # text waits: grow towards the same 80 % of the budget (at most 2×)
+                fit = int(len(piece) * budget_ms / cost_ms * 0.8) if cost_ms > 0 else MAX_SLICE_CHARS
+                t.slice_chars = min(MAX_SLICE_CHARS, 2 * t.slice_chars, max(t.slice_chars, fit))
             if catching:
                 over = cost_ms > CATCH_UP_TICK_MS and len(piece) <= MIN_CATCH_UP_CHARS
                 t.strikes = t.strikes + 1 if over else 0

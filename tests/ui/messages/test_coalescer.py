@@ -271,3 +271,28 @@ def test_a_tick_that_painted_has_its_window_paint_in_the_next_loop_turn(qapp) ->
     assert requests.n == 1
     window.deleteLater()
 
+
+def test_after_one_slow_tick_the_slices_grow_back_until_they_keep_up_with_the_text(parts) -> None:
+    """A patch has a fixed cost: a slice cut by one slow tick (a seal, a collection) costs between half and the
+    whole budget, and must still grow back, or the screen falls behind the producer for good."""
+    co, timer, clock = parts
+
+    class Affine(View):                       # 3 ms a patch + 7.5 µs a character: 400 characters cost 6 ms
+        spike_s = 0.0
+
+        def feed(self, text: str) -> None:
+            super().feed(text)
+            self.clock.advance(0.003 + 7.5e-6 * len(text) + self.spike_s)
+            self.spike_s = 0.0
+
+    r, view = reply(), Affine(clock)
+    co.attach(r, view.feed, view.paint)
+    line = "x" * 39 + "\n"
+    for k in range(60):
+        if k == 5:
+            view.spike_s = 0.010               # one tick 10 ms slower
+        r.append(line * 10)                    # 400 characters a tick: 25,000 characters/s at 16 ms
+        timer.fire()
+    fed = "".join(view.fed)
+    assert fed == (line * 600)[: len(fed)] and len(fed) + co.waiting(r) == 24_000   # in order, nothing lost
+    assert co.waiting(r) <= 800               # caught up to within two ticks of text
