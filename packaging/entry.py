@@ -2,6 +2,7 @@
 so a start-up failure of the double-clicked app is logged and shown in a dialog instead of vanishing."""
 
 import multiprocessing
+import sys
 
 from app.crash import guarded_main
 
@@ -13,6 +14,10 @@ def _main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--engine-host"]:      # an engine host (``app.engine.host_link.start_host``)
+        from app.engine.host import child_main
+
+        child_main(sys.argv[2:4])
     # the highlighter's worker processes re-run this executable: PyInstaller's freeze_support dispatches them
     # (and multiprocessing's resource tracker) before Brook's own command line is parsed
     multiprocessing.freeze_support()

@@ -1,8 +1,11 @@
 """The engine host: the child process that runs llama.cpp (load, chat template, tokenizing, prefill, decode).
 
-Started by ``app.engine.hosted.HostedEngine`` with ``multiprocessing``'s *spawn* context (never a fork of a
-process that runs Qt), it talks to the window process over two ``multiprocessing`` pipes (each message one
-pickled tuple, length-framed by ``Connection``):
+Started by ``app.engine.hosted.HostedEngine`` as a new interpreter (``app.engine.host_link.start_host``: a plain
+child process running ``child_main`` on POSIX, a ``multiprocessing`` *spawn* child elsewhere; never a fork of a
+process that runs Qt), it talks to the window process over two pipes (each message one pickled tuple,
+length-framed: ``app.engine.host_pipe.FramedPipe``, or ``multiprocessing``'s ``Connection`` for a spawn child).
+This module imports only what that needs (no event loop, no ``multiprocessing``): its imports are CPU the host
+spends before it can load a model. The first control message of a plain child is its options (``host_main``).
 
 - **control pipe** (``ctl``), one request at a time: ``("load", options)`` → ``("progress", f)``… then
   ``("loaded", facts)`` or ``("error", kind, message)``; ``("stream", sid, messages, fitted, params, window,
@@ -16,7 +19,7 @@ pickled tuple, length-framed by ``Connection``):
   ``("exit",)`` ends the process.
 - **call pipe** (``rpc``): ``("call", method, args)`` → ``("result", value)`` or ``("error", kind, message)``
   for ``count_tokens``, ``prompt_tokens`` and ``fit_context`` (the context meter; served by a thread of their
-  own, so they never wait behind a decode).
+  own, so they never wait behind a decode), and ``modules`` (the names in ``sys.modules``: tests).
 
 Faults for tests (``fault = (kind, after_ms, at)`` on a stream, ``at`` = "reply": ``after_ms`` after the first
 chunk; "prompt": once the prompt is tokenized, before prefill; or ``fault = (kind,)`` in the load options: before
@@ -57,6 +60,20 @@ log = logging.getLogger("brook.engine.host")
 FAULT_KINDS = ("segv", "ill", "abort", "kill", "hang")
 
 
+def child_main(argv: list[str]) -> None:
+    """The entry point of a host started as a plain process (``app.engine.host_link.start_host``): ``argv`` =
+    the file descriptors of its control and call pipes (``app.engine.host_pipe.FramedPipe``); the first control
+    message is the options of ``host_main``. Never returns."""
+    from app.engine.host_pipe import FramedPipe
+
+    ctl, rpc = FramedPipe(int(argv[0])), FramedPipe(int(argv[1]))
+    try:
+        options = ctl.recv()
+    except (EOFError, OSError):
+        os._exit(0)
+    host_main(ctl, rpc, options)
+
+
 def host_main(ctl: Any, rpc: Any, options: dict[str, Any]) -> None:
     """The child process's entry point. ``options``: ``log_path`` (the app's log file, or None: stderr),
     ``memory_limit_mb`` (None: none), ``env`` (variables to set before llama.cpp is imported)."""
@@ -80,7 +97,7 @@ def _import_llama() -> None:
     """What the host needs before it can load a model (with a prestarted host, while the window builds itself),
     and the GIL's switch interval (``tune_switch_interval``: the control thread gets the GIL within 1 ms when a
     Stop or a credit arrives)."""
-    from app.core.streaming.stream import tune_switch_interval
+    from app.core.streaming.stop import tune_switch_interval
 
     tune_switch_interval()
     try:
@@ -296,7 +313,7 @@ class Host:
                       params: Any, window: int, fault: tuple[str, float, str] | None) -> None:
         if self._decode is not None:
             self._decode.join()      # the window sends a stream only after the previous one's "end"
-        from app.core.streaming.stream import StopEvent
+        from app.core.streaming.stop import StopEvent
 
         stop, credits = StopEvent(), _Credits(window)       # set: llama.cpp's native abort flag too
         self._current = (sid, stop, credits)
@@ -372,6 +389,8 @@ class Host:
             return
 
     def _call(self, method: str, args: tuple[Any, ...]) -> Any:
+        if method == "modules":         # what this process imported (tests: the host starts light)
+            return sorted(sys.modules)
         if self.engine is None:
             raise RuntimeError("the model is not loaded in the engine host")
         if method == "count_tokens":

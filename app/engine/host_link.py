@@ -14,14 +14,16 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import logging
-import multiprocessing
 import os
 import pickle
 import signal
+import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +31,7 @@ from typing import Any
 
 from app.core.types import Chunk, GenerationParams
 from app.engine.host_crash import HostGone, rebuild_error
+from app.engine.host_pipe import FramedPipe
 
 log = logging.getLogger("brook.engine.hosted")
 
@@ -51,9 +54,102 @@ class Deadlines:
 
 
 def start_host(options: dict[str, Any], mode: str) -> HostLink:
-    """Start an engine host process (``app.engine.host.host_main``) with the *spawn* method (never a fork of a
-    process that runs Qt). ``options``: the host's (``log_path``, ``memory_limit_mb``, ``env``, ``debug``);
-    ``mode`` is only logged."""
+    """Start an engine host process and send it ``options`` (the host's: ``log_path``, ``memory_limit_mb``,
+    ``env``, ``debug``, ``load_nice``; ``mode`` is only logged).
+
+    On POSIX it is a plain child process (``subprocess``: a new interpreter, never a fork of a process that runs
+    Qt) that runs ``app.engine.host.child_main`` on two socket pairs (``FramedPipe``), started with ``-S`` and
+    this process's ``sys.path`` (no ``site``: its ``.pth`` files and import hooks ran here already), so it
+    imports only what the engine needs — no ``multiprocessing`` bootstrap, no resource tracker process, no
+    import of the launcher as ``__mp_main__``. A frozen app runs its own executable with ``--engine-host``
+    (``packaging/entry.py``). Elsewhere (Windows) it is a ``multiprocessing`` *spawn* child."""
+    if os.name != "posix":
+        return _start_spawned(options, mode)
+    import socket
+    import subprocess
+
+    ctl_sock, ctl_child = socket.socketpair()
+    rpc_sock, rpc_child = socket.socketpair()
+    fds = (ctl_child.fileno(), rpc_child.fileno())
+    try:
+        popen = subprocess.Popen(host_command(fds), stdin=subprocess.DEVNULL, pass_fds=fds)
+    finally:
+        ctl_child.close()
+        rpc_child.close()
+    ctl, rpc = FramedPipe(ctl_sock.detach()), FramedPipe(rpc_sock.detach())
+    proc = HostProcess(popen)
+    link = HostLink(proc, ctl, rpc)
+    with contextlib.suppress(OSError):
+        ctl.send(options)       # a host that died at once: the next recv says how
+    log.info("engine host %s started (%s mode)", proc.pid, mode)
+    return link
+
+
+#: What a host's interpreter runs (``host_command``): ``sys.path`` from its arguments after the two descriptors.
+_BOOT = "import sys; sys.path[:] = sys.argv[3:]; from app.engine.host import child_main; child_main(sys.argv[1:3])"
+
+
+def host_command(fds: tuple[int, int]) -> list[str]:
+    """The command line of an engine host on the control and call pipes' descriptors ``fds``: from source,
+    ``python -S -c _BOOT CTL RPC PATH…`` (``sys.path``: the folder that holds ``app``, then this process's)."""
+    if getattr(sys, "frozen", False):
+        return [sys.executable, "--engine-host", *map(str, fds)]
+    root = str(Path(__file__).resolve().parents[2])
+    return [sys.executable, "-S", "-c", _BOOT, *map(str, fds), root, *sys.path]
+
+
+class HostProcess:
+    """A host started by ``start_host`` (a ``subprocess.Popen``), with the parts of ``multiprocessing.Process``
+    that ``HostLink`` uses: ``pid``, ``is_alive``, ``join``, ``kill``, ``exitcode`` (negative: the signal that
+    ended it, as ``Process.exitcode``). Hosts still running when this process exits are killed (as
+    ``multiprocessing`` ends its daemon children)."""
+
+    def __init__(self, popen: Any) -> None:
+        self._popen = popen
+        _running.add(self)
+
+    @property
+    def pid(self) -> int:
+        return int(self._popen.pid)
+
+    @property
+    def exitcode(self) -> int | None:
+        code = self._popen.poll()
+        if code is not None:
+            _running.discard(self)
+        return None if code is None else int(code)
+
+    def is_alive(self) -> bool:
+        return self.exitcode is None
+
+    def join(self, timeout: float | None = None) -> None:
+        import subprocess
+
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._popen.wait(timeout)
+        _ = self.exitcode
+
+    def kill(self) -> None:
+        if self._popen.poll() is None:
+            with contextlib.suppress(OSError):
+                self._popen.kill()
+
+
+_running: weakref.WeakSet[HostProcess] = weakref.WeakSet()
+
+
+@atexit.register
+def _kill_running() -> None:
+    for proc in list(_running):
+        proc.kill()
+        proc.join(1.0)
+
+
+def _start_spawned(options: dict[str, Any], mode: str) -> HostLink:
+    """A host as a ``multiprocessing`` *spawn* child (``app.engine.host.host_main``), where no descriptors can be
+    passed to a plain process (Windows)."""
+    import multiprocessing
+
     from app.engine.host import host_main
 
     ctx = multiprocessing.get_context("spawn")

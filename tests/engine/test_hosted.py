@@ -91,6 +91,18 @@ def test_the_host_streams_counts_and_fits_what_the_in_process_engine_does(engine
     assert engine.provenance()["chat_template"] == "GGUF tokenizer.chat_template"
 
 
+@pytest.mark.skipif(os.name != "posix", reason="a plain child process on POSIX; a spawn child elsewhere")
+def test_the_host_imports_only_what_the_engine_needs(engine: HostedEngine) -> None:
+    assert engine._host is not None
+    modules = set(engine._host.call("modules", (), 30.0))
+    assert {"llama_cpp", "app.engine.llama", "app.engine.host"} <= modules
+    # no multiprocessing bootstrap (nor its resource tracker), no launcher as __mp_main__, no event loop, no Qt,
+    # no site (its .pth files ran in the window already): each was CPU spent before the model could load
+    heavy = {"multiprocessing.spawn", "multiprocessing.resource_tracker", "multiprocessing.connection",
+             "app.launcher", "asyncio", "app.core.streaming.stream", "PySide6", "site"}
+    assert not heavy & modules, heavy & modules
+
+
 def test_a_consumer_that_does_not_take_chunks_pauses_the_model_after_one_credit_window(engine: HostedEngine) -> None:
     params = GenerationParams(temperature=0.0, seed=42, max_tokens=CREDIT_WINDOW * 3)
     it = engine.stream(STORY, params, threading.Event())
