@@ -35,7 +35,7 @@ from app.ui.look.style import border_color
 from app.ui.messages import keys as message_keys
 from app.ui.messages.idle_render import IDLE_DELAY_MS, OVERSCAN_PX, RENDER_SLICE_CHARS, IdleWork
 from app.ui.messages.markdown_view import UI_FONT_FAMILIES, palette_theme
-from app.ui.messages.pool import RenderCache, WidgetPool
+from app.ui.messages.pool import ParkedWidgets, RenderCache, WidgetPool
 from app.ui.messages.positions import MARGIN_Y, MAX_READING_WIDTH, SPACING, ListItem, Positions, column, row_box
 from app.ui.messages.widget import STATUS_TEXT, MessageWidget, PlainTextView, format_figures
 
@@ -77,6 +77,8 @@ class ChatView(QAbstractScrollArea):
         self._in_layout = False
         self.renders = RenderCache()
         self.pool = WidgetPool()
+        self.parked = ParkedWidgets(self.pool)       # streaming replies' widgets of the chats not shown
+        self._conv: Conversation | None = None       # the chat shown (show_conversation)
         self._render_now = False                     # replies get their full render at once (else previews)
         self._budget_until = 0.0                     # perf_counter() deadline of a layout's cached renders
         self._overscan = OVERSCAN_PX                 # a scroll step builds only what shows (0)
@@ -147,9 +149,13 @@ class ChatView(QAbstractScrollArea):
     def show_conversation(self, conv: Conversation) -> None:
         """Show ``conv``'s messages, scrolled to the end: only the last screen gets widgets, and its replies show
         from the render cache within the step's budget, else as previews that the idle slices render at once
-        (opening a chat never renders a screen of markdown in one go: ``python -m app.bench history``)."""
+        (opening a chat never renders a screen of markdown in one go: ``python -m app.bench history``). Leaving a
+        chat for another keeps the widgets of its streaming replies (:class:`~.pool.ParkedWidgets`); the same
+        chat shown again (a new language or text size) makes every widget anew."""
+        leaving, self._conv = conv is not self._conv, conv
         for it in self.items:
-            self._drop(it)
+            if not (leaving and self.parked.park(it)):
+                self._drop(it)
         self.items = [ListItem(message=m) for m in conv.messages]
         self.positions.invalidate()
         self.stick_to_bottom = True
@@ -287,7 +293,10 @@ class ChatView(QAbstractScrollArea):
         if it.widget is not None:
             return it.widget
         w: QWidget
-        if it.message is not None:
+        parked = self.parked.take(it)
+        if parked is not None:           # a streaming reply shown again as it was (the tick feeds it the rest)
+            w = parked
+        elif it.message is not None:
             msg = it.message
             renderer = None
             body = "rich"

@@ -127,16 +127,18 @@ class Coalescer(QObject):
         self._start()
 
     def catch_up(self, reply: Message, feed: Callable[[str], None], paint: Callable[[], bool],
-                 metrics: StreamMetrics | None = None, caught_up: Callable[[], None] | None = None) -> None:
-        """Attach a re-made view of ``reply`` that starts empty: the text so far goes into its backlog and is
-        fed in slices like any other (opening a chat whose reply streams in the background never renders the
-        whole reply in one tick); ``caught_up`` is called once the backlog is fed, before that tick's paint
-        (the view then shows its render instead of its preview). Chunks already painted are not counted again."""
+                 metrics: StreamMetrics | None = None, caught_up: Callable[[], None] | None = None,
+                 fed: int = 0) -> None:
+        """Attach a view of ``reply`` that holds the first ``fed`` characters of its text (0: a re-made view,
+        empty): the rest of the text so far goes into its backlog and is fed in slices like any other (opening
+        a chat whose reply streams in the background never renders the whole reply in one tick); ``caught_up``
+        is called once the backlog is fed, before that tick's paint (the view then shows its render instead of
+        its preview). Chunks already painted are not counted again."""
         old = self._targets.get(reply.id)
         reply.take_new()                     # what arrived so far is in the text below
         t = _Target(reply, feed, paint, metrics, frozen=old.frozen if old else False)
         t.caught_up = caught_up
-        t.backlog = reply.text
+        t.backlog = reply.text[fed:] if fed else reply.text
         self._targets[reply.id] = t
         self._start()
 

@@ -228,6 +228,11 @@ class MarkdownView(PatchedView):
         self._version = self.renderer.version
         self._catching_up = True
 
+    @property
+    def catching_up(self) -> bool:
+        """Whether the view shows a preview while its renderer is fed the text so far (:meth:`begin_catch_up`)."""
+        return self._catching_up
+
     def end_catch_up(self) -> None:
         """The renderer has the text so far: the next :meth:`refresh` replaces the preview by the render."""
         if not self._catching_up:

@@ -382,6 +382,7 @@ class MainWindow(QMainWindow, SessionListener):
             self.context_meter.show_usage(self.context_meter.usage)
         if self.pane.made_yet is not None:      # renders hold the code blocks' Copy link in the old language
             self.pane.made_yet.renders.clear()
+            self.pane.made_yet.parked.clear()   # (streaming replies of other chats: their widgets too)
         self._relayout()
 
     def message_removed(self, conv: Conversation, msg: Message) -> None:

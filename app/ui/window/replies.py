@@ -3,7 +3,8 @@ stopping, ended) attach the reply's view to the render tick (``app.ui.messages.c
 line and the status bar, and, once everything that arrived is painted, finish its view.
 
 A reply whose chat is not shown is counted but not drawn; a view made again for a reply that streams in the
-background (its chat is opened) shows the text so far as a preview while the tick feeds it in slices."""
+background (its chat is opened) shows the text so far as a preview while the tick feeds it in slices; the widget
+the reply had when its chat was left, kept by the list, goes on from what it showed."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from app.ui.window.status_bar import StatusBar
 
 if TYPE_CHECKING:
     from app.ui.messages.chat_view import ChatView
+    from app.ui.messages.markdown_view import MarkdownView
     from app.ui.messages.widget import MessageWidget
 
 
@@ -32,6 +34,16 @@ def _feed_nothing(_text: str) -> None:
 
 def _paint_nothing() -> bool:
     return False
+
+
+def _streamed_prefix(view: MarkdownView, reply: Message) -> int:
+    """How many characters of ``reply``'s text ``view`` was fed while it streamed and still shows (a widget kept
+    while its chat was not shown), or 0 (empty, a preview, caught up from scratch, or not a prefix of the text)."""
+    md = view.renderer
+    fed = md.text
+    if not fed or md.finished or view.placeholder or view.catching_up or len(fed) > len(reply.text):
+        return 0
+    return len(fed) if reply.text.startswith(fed) else 0
 
 
 class ReplyPainting:
@@ -83,6 +95,11 @@ class ReplyPainting:
             gen.reply.take_new()                   # all of it is fed here; the tick feeds only what follows
             view.append_text(gen.reply.text)
             view.refresh()
+        elif fresh_view and (fed := _streamed_prefix(view, gen.reply)):
+            # the widget the reply had when its chat was left (the list kept it): it shows what it showed, and
+            # the render tick feeds it what arrived meanwhile
+            self.coalescer.catch_up(gen.reply, view.append_text, view.refresh, gen.metrics, fed=fed)
+            return
         elif fresh_view and gen.reply.text:
             # a re-made view shows the end of the text so far as a preview (the list follows the bottom) while
             # the render tick feeds it in slices (never in one go), then its render

@@ -333,3 +333,35 @@ def test_a_step_past_its_budget_leaves_rows_blank_until_the_scrolling_pauses(win
     qtbot.waitUntil(chat.fully_rendered, timeout=60_000)
     first, last = chat._visible_range()
     assert all(isinstance(it.widget, MessageWidget) for it in chat.items[first:last])
+
+
+def test_a_streaming_reply_keeps_its_widget_while_another_chat_is_shown(qtbot) -> None:
+    from app.ui.messages.chat_view import ChatView
+
+    chat = ChatView()
+    qtbot.addWidget(chat)
+    chat.resize(700, 500)
+    chat.show()
+    streaming = Conversation()
+    streaming.add(Message(Role.USER, "a long one"))
+    reply = streaming.add(Message(Role.ASSISTANT, "", status=MessageStatus.GENERATING))
+    other = long_chat(3)
+    chat.show_conversation(streaming)
+    widget = chat.widget_for(reply)
+    assert widget is not None and widget.view is not None
+    reply.append("Words **so far**, rendered.\n\n")
+    widget.view.append_text(reply.take_new()[0])
+    widget.view.refresh()
+    chat.show_conversation(other)                     # the chat is left while its reply streams: the widget is kept
+    assert len(chat.parked) == 1 and not widget.isVisible()
+    assert all(w is not widget for w in chat.widgets)
+    chat.show_conversation(streaming)                 # … and shown again as it was, not made anew
+    assert chat.widget_for(reply) is widget and widget.isVisible() and len(chat.parked) == 0
+    assert widget.view.toPlainText().startswith("Words so far, rendered.") and not widget.preview
+    chat.show_conversation(other)
+    reply.append("And the end.")
+    reply.status = MessageStatus.DONE                 # it ended while its chat was not shown: the kept view lacks
+    chat.show_conversation(streaming)                 # the end, so the reply is shown as a finished one
+    shown = chat.widget_for(reply)
+    assert shown is not None and shown.view is not None and len(chat.parked) == 0
+    assert shown.view.toPlainText().endswith("And the end.") and shown.view.renderer.finished

@@ -122,7 +122,8 @@ def test_stopping_then_switching_chats_still_saves_the_partial_reply(make_window
     assert conv.messages[-1].text == reply.text
 
 
-def test_a_reply_keeps_generating_while_another_chat_is_shown(make_window, qloop, tmp_path) -> None:
+@pytest.mark.parametrize("kept", [True, False], ids=["widget-kept", "view-made-again"])
+def test_a_reply_keeps_generating_while_another_chat_is_shown(make_window, qloop, tmp_path, kept) -> None:
     from app.ui.window.chat_list import BUSY_ROLE
 
     store = Store(tmp_path / "h.sqlite3")
@@ -130,6 +131,7 @@ def test_a_reply_keeps_generating_while_another_chat_is_shown(make_window, qloop
     w = make_window(ScriptedEngine(text, tokens_per_s=300), store)
     reply: Message = w.send("A long essay, please")
     conv_id = w.session.conversation.id
+    before = w.chat.widget_for(reply)
     _run(qloop, _until(lambda: len(reply.text) > 40))
     w.new_chat()                                       # another chat, mid-reply
     assert w.chat.widget_for(reply) is None and not w.session.generating and w.send_button.text() == "Send"
@@ -137,11 +139,18 @@ def test_a_reply_keeps_generating_while_another_chat_is_shown(make_window, qloop
     marked = [r.data(0, BUSY_ROLE) for r in w.history.chat_rows()]
     assert marked == [True]                            # the sidebar marks the chat that is generating
     _run(qloop, _until(lambda: len(reply.text) > 400))
+    if not kept:
+        w.chat.parked.clear()                          # (its widget was not kept: a new view catches up)
     w.open_conversation(conv_id)                       # back while it still generates: the same live reply
     shown = w.chat.widget_for(reply)
     assert shown is not None and shown.view is not None and w.send_button.text() == "Stop"
-    assert shown.preview and "Paragraph 1 of a long essay." in shown.view.toPlainText()   # at once: its preview
-    _run(qloop, _until(lambda: not shown.preview))     # then its render, fed in slices by the render tick
+    if kept:      # the widget it had, as it was: rendered, and fed only what arrived meanwhile
+        assert shown is before and not shown.preview and shown.view.toPlainText().startswith("Paragraph 0")
+        assert len(shown.view.renderer.text) < len(reply.text)
+    else:
+        assert shown.preview and "Paragraph 1 of a long essay." in shown.view.toPlainText()   # at once: a preview
+        _run(qloop, _until(lambda: not shown.preview))     # then its render, fed in slices by the render tick
+    _run(qloop, _until(lambda: len(shown.view.toPlainText()) > 500))
     assert shown.view.toPlainText().startswith("Paragraph 0 of a long essay.\nParagraph 1")
     _run(qloop, _until(lambda: reply.status.final and not w.session.generating))
     _run(qloop, asyncio.sleep(0.05))
