@@ -33,6 +33,7 @@ from app.core.conversation import Conversation, Message, Role
 from app.ui.compose.chat_input import ChatInput
 from app.ui.look.style import border_color
 from app.ui.messages import keys as message_keys
+from app.ui.messages import positions as rows
 from app.ui.messages.idle_render import IDLE_DELAY_MS, OVERSCAN_PX, RENDER_SLICE_CHARS, IdleWork
 from app.ui.messages.markdown_view import UI_FONT_FAMILIES, palette_theme
 from app.ui.messages.pool import ParkedWidgets, RenderCache, WidgetPool
@@ -272,8 +273,7 @@ class ChatView(QAbstractScrollArea):
 
     def _update_tops(self) -> int:
         """Place the rows whose position is stale (:meth:`Positions.update`); returns the content height."""
-        col = self.column()
-        return self.positions.update(self.items, lambda it: it.height(self._box(it, col)[1]))
+        return self.positions.update(self.items, rows.heights_in(self.column()))
 
     def _invalidate(self, it: ListItem) -> None:
         it.heights.clear()

@@ -90,6 +90,28 @@ def row_box(it: ListItem, col: tuple[int, int]) -> tuple[int, int]:
     return x, width - min(REPLY_INDENT, width // 10)
 
 
+def heights_in(col: tuple[int, int]) -> Callable[[ListItem], int]:
+    """``row → its height`` (px, :meth:`ListItem.height`) at its width in the column ``col`` (x, width): each
+    kind of row's width (:func:`row_box`) worked out once, and a known height or estimate read without a call
+    (placing the 2,000 rows of a 1,000-pair chat cost ~10 ms in calls alone)."""
+    width = col[1]
+    user_w = width - min(USER_INDENT, width // 5)
+    reply_w = width - min(REPLY_INDENT, width // 10)
+    user = Role.USER
+
+    def height(it: ListItem) -> int:
+        m = it.message
+        w = width if m is None else (user_w if m.role is user else reply_w)
+        h = it.heights.get(w)
+        if h is not None:
+            return h
+        if it.widget is None and it._guess[0] == w:
+            return it._guess[1]
+        return it.height(w)
+
+    return height
+
+
 class Positions:
     """The y of each row (``tops``, px, content coordinates) and the height each was placed with (``placed``).
 
