@@ -97,6 +97,33 @@ def qt_loop() -> Iterator[asyncio.AbstractEventLoop]:
         collections.uninstall()   # the caller's collector as it was (a test process goes on with it)
 
 
+def timer_floor(interval_ms: int, seconds: float = 5.0) -> list[float]:
+    """Intervals (ms) of a ``PreciseTimer`` of ``interval_ms`` whose slot does nothing, in a shown, empty window on
+    a qasync loop: the floor under a render tick's frame interval on this machine, now (Qt's millisecond timer
+    wait, the loop waking, other processes' time), before any work. A reference, not a budget."""
+    import itertools
+    import time
+
+    from PySide6.QtCore import Qt, QTimer
+    from PySide6.QtWidgets import QWidget
+
+    stamps: list[float] = []
+    with qt_loop() as loop:
+        window = QWidget()
+        window.resize(1040, 760)
+        window.show()
+        timer = QTimer(window)
+        timer.setTimerType(Qt.TimerType.PreciseTimer)
+        timer.setInterval(interval_ms)
+        timer.timeout.connect(lambda: stamps.append(time.perf_counter()))
+        timer.start()
+        loop.run_until_complete(asyncio.sleep(seconds))
+        timer.stop()
+        window.close()
+        window.deleteLater()
+    return [(b - a) * 1e3 for a, b in itertools.pairwise(stamps)]
+
+
 class PaintStage:
     """The coalescer → renderer stage, offscreen: the app's ``Coalescer`` (``app.ui.messages.coalescer``) painting into
     the app's ``MarkdownView`` (``app.ui.messages.markdown_view``) when they exist, else a stand-in of the same shape: a

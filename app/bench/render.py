@@ -24,7 +24,8 @@ token is
    ratio to the producer's schedule (≥ 0.99), stalls over 40 ms seen by a watchdog (``BROOK_BENCH_STACKS=1``
    prints the five longest with their stacks), and whether the final HTML equals the one-shot render. The
    top-level ``frame_interval_ms_p99`` / ``_max`` / ``e2e_ratio_min`` are the worst over the scenarios.
-   ``--inspector`` adds 1,000 tokens/s with the stream inspector open (``inspector_*``).
+   ``--inspector`` adds 1,000 tokens/s with the stream inspector open (``inspector_*``). ``timer_floor``: the
+   same timer in an empty window, same run (``_util.timer_floor``): what no render work can go under.
 
 Prints readable lines, then one JSON object as the last line. Takes a few minutes.
 """
@@ -422,6 +423,14 @@ def main(argv: list[str] | None = None) -> int:
         for name in wanted:
             chunks, rate = shapes[name]
             scenarios.append((f"shape_{name}", chunks, rate, False))
+        from app.bench._util import timer_floor
+        from app.ui.messages.coalescer import MIN_INTERVAL_MS
+
+        floor = _frames(timer_floor(MIN_INTERVAL_MS))
+        result["timer_floor"] = floor
+        print(f"timer floor (an empty window's {floor['frames']} firings of the tick's timer): interval p50 "
+              f"{floor['frame_interval_ms_p50']:.1f} / p99 {floor['frame_interval_ms_p99']:.1f} / max "
+              f"{floor['frame_interval_ms_max']:.1f} ms", flush=True)
         worst_p99, worst_max, worst_e2e, same = 0.0, 0.0, 1.0, True
         for name, chunks, rate, panel in scenarios:
             frames: list[float] = []
