@@ -72,6 +72,7 @@ def parse_tail(src: str, env: dict[str, Any]) -> tuple[list[Token], bool]:
     bounded = marks > TAIL_DELIMITERS and marks >= DELIMITER_SHARE * total
     rests: list[tuple[Token, str]] = []
     if bounded:
+        env["brook_bounded"] = True           # (long quotes are not cut: .quote_html)
         budget = TAIL_DELIMITERS
         for tok in inlines:
             cut = _cut(tok.content, budget) if budget > 0 else 0

@@ -14,8 +14,9 @@ formula still being drawn is reported in :attr:`RenderContext.math_pending`.
 
 A block's HTML is made of *pieces* separated by :data:`PIECE` (an HTML comment): a top-level code block's
 header and each group of its lines, each row group of a long top-level table, each group of items of a long
-top-level list (:mod:`.list_html`). The view patches its document piece by piece, so an open fence, table or
-list only changes its last piece per tick.
+top-level list (:mod:`.list_html`), each group of lines of a long top-level quote (:mod:`.quote_html`). The
+view patches its document piece by piece, so an open fence, table, list or quote only changes its last piece
+per tick.
 
 The state of one render call (code blocks met, open tables, open links) is a :class:`RenderContext` held by
 the renderer for the duration of :meth:`HtmlRenderer.render_groups`.
@@ -37,6 +38,7 @@ from app.core.render.markdown.links import COPY_SCHEME, IMAGE_LINK_SCHEMES, is_s
 from app.core.render.markdown.list_html import ListPieces, ListSlice, OpenListState
 from app.core.render.markdown.parser import fence_lang, parser
 from app.core.render.markdown.piece import PIECE
+from app.core.render.markdown.quote_html import QuotePieces, QuoteSlice
 from app.core.render.markdown.thinking import later_thinking_html
 from app.core.render.math_render import MathCache, MathImage
 
@@ -242,9 +244,13 @@ class RenderContext:
     list_slice: ListSlice | None = None  # applies to the first top-level list met
     top_list: OpenListState | None = None  # the top-level list being rendered
     list_cuts: list[list[int]] = field(default_factory=list)  # per top-level list: len(codes) at each cut
+    quote_slice: QuoteSlice | None = None  # applies to the first top-level quote met
+    quote_continued: bool = False  # the next level-1 paragraph goes on from a cut (a QuoteSlice's first)
+    quote_pieces_left: int = 0  # pieces of the top-level quote being rendered, from the current one on
+    quote_cuts: list[list[tuple[int, int]]] = field(default_factory=list)  # per top-level quote: (line, codes)
 
 
-class HtmlRenderer(ListPieces, RendererHTML):
+class HtmlRenderer(ListPieces, QuotePieces, RendererHTML):
     """Brook's HTML for markdown-it tokens: one method per token type (markdown-it calls them by name).
 
     ``theme`` is ``"light"`` or ``"dark"`` (``ValueError`` otherwise); ``copy_prefix`` starts the number in
@@ -264,13 +270,16 @@ class HtmlRenderer(ListPieces, RendererHTML):
         self.items_rendered = 0  # top-level list items rendered so far (likewise)
 
     def render_groups(self, groups: list[list[Token]], code_base: int, table_slice: TableSlice | None = None,
-                      list_slice: ListSlice | None = None) -> tuple[list[str], list[str]]:
+                      list_slice: ListSlice | None = None, quote_slice: QuoteSlice | None = None
+                      ) -> tuple[list[str], list[str]]:
         """HTML of each token group and the raw code of the code blocks among them (numbered from ``code_base``).
 
         ``table_slice`` renders the first table as the row groups of a longer table (see :class:`TableSlice`);
-        ``list_slice`` the first top-level list as the item groups of a longer list (:class:`.ListSlice`).
+        ``list_slice`` the first top-level list as the item groups of a longer list (:class:`.ListSlice`);
+        ``quote_slice`` the first top-level quote as the last pieces of a longer one (:class:`.QuoteSlice`).
         """
-        self._ctx = ctx = RenderContext(code_base, table_slice=table_slice, list_slice=list_slice)
+        self._ctx = ctx = RenderContext(code_base, table_slice=table_slice, list_slice=list_slice,
+                                        quote_slice=quote_slice)
         options = parser().options
         env: dict[str, Any] = {}
         out = []
@@ -480,16 +489,3 @@ class HtmlRenderer(ListPieces, RendererHTML):
         return f'<{tok.tag}{width} style="{style}">'
 
     td_open = th_open
-
-    # -- quotes ------------------------------------------------------------------------------------------
-
-    def blockquote_open(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
-        # Qt's rich text has no left border: the bar is a narrow tinted first cell of a one-row table
-        return (
-            f'<table width="100%" cellspacing="0" cellpadding="0" border="0" style="margin-top:4px;'
-            f'margin-bottom:6px"><tr><td width="3" bgcolor="{self.colors.quote_bar}"></td>'
-            f'<td style="padding-left:10px;color:{self.colors.muted}">\n'
-        )
-
-    def blockquote_close(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
-        return "</td></tr></table>\n"

@@ -42,6 +42,7 @@ from app.core.render.markdown.fences import OpenFence
 from app.core.render.markdown.html import HtmlRenderer, copy_href
 from app.core.render.markdown.lists import OpenList
 from app.core.render.markdown.parser import group_blocks, normalize, parse
+from app.core.render.markdown.quotes import OpenQuote
 from app.core.render.markdown.tables import OpenTable
 
 if TYPE_CHECKING:
@@ -121,7 +122,7 @@ class MarkdownStream:
         self._tail_codes: list[str] = []
         self._fence: OpenFence | None = None
         self._table: OpenTable | None = None
-        self._list: OpenList | None = None
+        self._block: OpenList | OpenQuote | None = None   # an open top-level list or quote at the end
         self._finished = False
         self._render_t = 0.0
         self._render_cost = 0.0
@@ -181,8 +182,8 @@ class MarkdownStream:
         complete and more rows follow; the column widths are known); the blocks before an open top-level list
         at the end of the tail and the list's groups of items but the last (:mod:`.lists`); 0 for any other
         tail. (A list that turns loose changes its final pieces once: see :mod:`.lists`.)"""
-        if self._list is not None:
-            return self._list.final_pieces
+        if self._block is not None:
+            return self._block.final_pieces
         if self._table is None or self._table.widths is None:
             return 0
         return max(0, len(self._table.pieces) - 2)
@@ -279,19 +280,19 @@ class MarkdownStream:
                 self._stable_codes.extend(codes)
                 self._tail_chars -= len(src)
                 del self._lines[:n_lines]
-        elif self._list is not None:
+        elif self._block is not None:
             self._version += 1
-            lst, self._list = self._list, None
+            block, self._block = self._block, None
             partial = "".join(self._partial)
-            out = lst.advance(self._lines, partial, self._references, self._renderer, len(self._stable_codes))
+            out = block.advance(self._lines, partial, self._references, self._renderer, len(self._stable_codes))
             if out is not None:
                 self._set_tail(*out)
-                self._tail_pending = lst.pending
-                self._list = lst
+                self._tail_pending = block.pending
+                self._block = block
                 return
-            closed_list = lst.close(self._lines, self._references, self._renderer, len(self._stable_codes))
-            if closed_list is not None:    # it ended: stable blocks made from its final pieces
-                blocks, codes, n_lines, pending = closed_list
+            closed_block = block.close(self._lines, self._references, self._renderer, len(self._stable_codes))
+            if closed_block is not None:    # it ended: stable blocks made from its final pieces
+                blocks, codes, n_lines, pending = closed_block
                 src = "\n".join(self._lines[:n_lines]) + "\n"
                 self._runs.append(_StableRun(src, len(self._stable), len(self._stable_codes),
                                              len(self._references), pending))
@@ -355,7 +356,7 @@ class MarkdownStream:
         self._finished = True
         src = self._tail_source()
         self._lines, self._partial, self._tail_chars, self._fence, self._table = [], [], 0, None, None
-        self._list = None
+        self._block = None
         if src:
             self._stabilize(src)
         self._tail_parts, self._tail_codes, self._tail_pending = [], [], False
@@ -478,7 +479,7 @@ class MarkdownStream:
                 htmls[-1] = self._renderer.tex_block(tex)
         self._set_tail(htmls, codes)
         href = copy_href(self._copy_prefix, len(self._stable_codes))
-        self._table = self._list = None
+        self._table = self._block = None
         self._fence = OpenFence.open(tokens, self._lines, href, self._renderer.colors, self._cache)
         if self._fence is not None:
             html = self._fence.advance(self._lines, partial)
@@ -490,5 +491,9 @@ class MarkdownStream:
         elif not bounded:
             self._table = OpenTable.open(tokens, self._lines, show_partial)
             if self._table is None:
-                self._list = OpenList.open(tokens, self._lines, partial if show_partial else None, htmls, codes,
-                                           self._renderer, len(env["references"]) != len(self._references))
+                shown_partial = partial if show_partial else None
+                refs_added = len(env["references"]) != len(self._references)
+                self._block = (OpenList.open(tokens, self._lines, shown_partial, htmls, codes, self._renderer,
+                                             refs_added)
+                               or OpenQuote.open(tokens, self._lines, shown_partial, htmls, codes, self._renderer,
+                                                 refs_added))

@@ -22,6 +22,7 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.tasklists import tasklists_plugin
 
 from app.core.render.markdown.brackets import brackets_plugin
+from app.core.render.markdown.quote_html import quote_pieces_rule
 from app.core.render.markdown.thinking import think_block
 
 #: Block nesting level (a list level counts 2: list + item; a quote 1) from which the rest of a nested block
@@ -132,6 +133,7 @@ def build_parser() -> MarkdownIt:
     md.enable(["table", "strikethrough"])
     md.use(tasklists_plugin)
     md.core.ruler.at("github-tasklists", _tasklists)   # the plugin's own rule, in linear time
+    md.core.ruler.after("inline", "brook_quote_pieces", quote_pieces_rule)   # long quotes as pieces
     md.use(dollarmath_plugin, allow_space=False, allow_digits=False, allow_blank_lines=False, double_inline=True)
     md.use(brackets_plugin)
     dollars = next(r.fn for r in md.inline.ruler.__rules__ if r.name == "math_inline")
