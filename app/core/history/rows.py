@@ -83,7 +83,8 @@ def message_from_tuple(r: Sequence[Any], schema: Any) -> Message:
     m = Message.decoded(role, content, status=status, model=clean_text(model),
                 params=_cleaned(schema.clean_params, params, mid, "params"),
                 stop_reason=clean_text(stop_reason), error=error,
-                metrics=None if metrics is None else schema.clean_metrics(loads(metrics), _Where(mid, "metrics")),
+                metrics=None if metrics is None else schema.clean_metrics(schema.loads_json(metrics),
+                                                                       _Where(mid, "metrics")),
                 provenance=_cleaned(schema.clean_provenance, provenance, mid, "provenance"),
                 created=clean_time(created))
     m.db_id = mid
