@@ -1,9 +1,9 @@
 """Long chats in the window: ``python -m app.bench history``.
 
 A saved chat of N message pairs (a short question, then a realistic reply of 2-8 KB built from the corpus
-answers in ``tests/data/answers/``: prose, a code block, a table, lists; see :func:`realistic`) in a history
-file on disk is opened in the real window offscreen, then scrolled from the top to the bottom in 40 steps. For
-each N (default 10, 100, 1,000):
+answers in ``tests/data/answers/``: prose, a code block, a table, lists; see :func:`realistic`; with the timing
+figures a real reply stores, :func:`figures`) in a history file on disk is opened in the real window offscreen,
+then scrolled from the top to the bottom in 40 steps. For each N (default 10, 100, 1,000):
 
 - ``open_ms_N``: ``open_conversation`` until the window has painted (a synchronous ``repaint``); ``open_cpu_ms_N``
   the CPU time of the main thread meanwhile (the same for ``scroll_step_cpu_ms_*_N``: on a shared machine the
@@ -101,6 +101,19 @@ def realistic(texts: list[str], i: int) -> str:
     return unique("\n".join(parts), i)
 
 
+def figures(text: str, i: int) -> dict[str, Any]:
+    """The timing figures a real reply of ``text`` stores with it (``ReplySummary.as_dict()``, as
+    ``app.core.streaming.generation`` saves them), with plausible values for a small model on a CPU."""
+    from app.core.streaming.metrics import ReplySummary
+
+    tokens = max(1, len(text) // 4)
+    rate = 40.0 + i % 17
+    return ReplySummary(ttft_ms=300.0 + i % 97, prefill_ms=280.0 + i % 89, first_paint_ms=4.0 + i % 7,
+                        decode_tokens=tokens, decode_tokens_per_s=rate, chunks=tokens, chunks_painted=tokens,
+                        queue_high_water=1 + i % 5, ticks=tokens // 2, longest_tick_ms=3.0 + i % 11,
+                        total_ms=300.0 + tokens * 1000.0 / rate).as_dict() | {"left_out": 0}
+
+
 def fill(store: Any, pairs: int, texts: list[str]) -> int:
     """Save a chat of ``pairs`` question/answer pairs (realistic replies) in ``store``; returns its id."""
     from app.core.conversation import Conversation, Message, Role
@@ -109,7 +122,8 @@ def fill(store: Any, pairs: int, texts: list[str]) -> int:
     store.db.execute("BEGIN")
     for i in range(pairs):
         store.save_message(conv, Message(Role.USER, f"Question {i}: can you explain this, with an example?"))
-        store.save_message(conv, Message(Role.ASSISTANT, realistic(texts, i), model="bench"))
+        text = realistic(texts, i)
+        store.save_message(conv, Message(Role.ASSISTANT, text, model="bench", metrics=figures(text, i)))
     store.db.execute("COMMIT")
     assert conv.id is not None
     return conv.id
