@@ -12,9 +12,13 @@ the rows the long terms found, or by a scan of the messages (newest first, stopp
 short. Hits are ordered newest first. ``search_titles`` finds chats by their title (a scan: titles are short and few).
 
 The index is an *external content* table over ``messages(content)`` kept in step by triggers, so it costs no second
-copy of the text. ``ensure_search_index`` creates it (and fills it from existing rows) on any history file that
-lacks it: that is the migration for files written before search existed. Without FTS5/trigram support in the
-linked SQLite, search still works by scanning.
+copy of the text. It holds the finished messages: a reply is indexed when its status becomes final (``UNFINISHED``
+rows are not in it), not at every autosave while it streams — re-indexing the whole text each second made saving a
+long reply cost more and more on the GUI thread (a 1 MB reply: ~100 ms per save, against 3–7 ms for the row). A
+reply that was streaming when the app died is marked stopped when the file is next opened
+(``finish_interrupted``), which indexes it: its partial text is found. ``ensure_search_index`` creates the index
+(and fills it from existing rows) on any history file that lacks it: that is the migration for files written
+before search existed. Without FTS5/trigram support in the linked SQLite, search still works by scanning.
 """
 
 from __future__ import annotations
@@ -32,19 +36,30 @@ SNIPPET_CONTEXT = 60
 #: Shortest term the trigram index can look up (characters).
 TRIGRAM = 3
 
-_FTS_SCHEMA = """
+#: Statuses of a reply still being written (``MessageStatus`` not final): such a row is not in the index.
+UNFINISHED = ("waiting", "prefill", "generating")
+_UNFINISHED_SQL = "('waiting', 'prefill', 'generating')"
+
+_FTS_TABLE = """
 CREATE VIRTUAL TABLE messages_fts USING fts5(content, content='messages', content_rowid='id', tokenize='trigram');
-CREATE TRIGGER messages_fts_ai AFTER INSERT ON messages BEGIN
+"""
+_FTS_TRIGGERS = f"""
+CREATE TRIGGER messages_fts_ai AFTER INSERT ON messages WHEN new.status NOT IN {_UNFINISHED_SQL} BEGIN
     INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
 END;
-CREATE TRIGGER messages_fts_ad AFTER DELETE ON messages BEGIN
+CREATE TRIGGER messages_fts_ad AFTER DELETE ON messages WHEN old.status NOT IN {_UNFINISHED_SQL} BEGIN
     INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
 END;
-CREATE TRIGGER messages_fts_au AFTER UPDATE OF content ON messages BEGIN
-    INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
-    INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
+CREATE TRIGGER messages_fts_au_final AFTER UPDATE OF content, status ON messages BEGIN
+    INSERT INTO messages_fts(messages_fts, rowid, content)
+        SELECT 'delete', old.id, old.content WHERE old.status NOT IN {_UNFINISHED_SQL};
+    INSERT INTO messages_fts(rowid, content) SELECT new.id, new.content WHERE new.status NOT IN {_UNFINISHED_SQL};
 END;
 """
+_OLD_TRIGGERS = ("messages_fts_ai", "messages_fts_ad", "messages_fts_au")
+# (one update trigger, not one for the old row and one for the new: SQLite does not say in which order two
+# triggers on one event fire, and the new row's insert must come after the old row's delete)
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,12 +100,15 @@ def ensure_search_index(db: sqlite3.Connection) -> bool:
     (one pass; ~1 s per 100 MB of text). Idempotent. Returns False when this SQLite has no FTS5 or no trigram
     tokenizer (search then scans)."""
     if has_search_index(db):
+        if _has_trigger(db, "messages_fts_au"):     # a file of a Brook that indexed every autosave
+            _index_finished_only(db)
         return True
     try:
         db.execute("SAVEPOINT fts_migration")
-        for statement in _split(_FTS_SCHEMA):
+        for statement in _split(_FTS_TABLE + _FTS_TRIGGERS):
             db.execute(statement)
         db.execute("INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')")
+        _drop_unfinished(db)
         db.execute("RELEASE fts_migration")
     except sqlite3.OperationalError as exc:
         db.execute("ROLLBACK TO fts_migration")
@@ -100,6 +118,46 @@ def ensure_search_index(db: sqlite3.Connection) -> bool:
     n = db.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
     (log.info if n else log.debug)("search index created for %d existing messages", n)
     return True
+
+
+def ensure_unfinished_index(db: sqlite3.Connection) -> None:
+    """A partial index of the unfinished replies (none, or the few a crash left), so that ``finish_interrupted``
+    at each open reads it, not the whole ``messages`` table."""
+    db.execute(f"CREATE INDEX IF NOT EXISTS messages_unfinished ON messages(id) WHERE status IN {_UNFINISHED_SQL}")
+
+
+def finish_interrupted(db: sqlite3.Connection) -> int:
+    """Mark ``stopped`` the replies still unfinished in the file (the app died while they streamed; they are
+    read back as stopped anyway), which puts their partial text in the index. Returns how many (0 when the file
+    is damaged there: the reads that meet the damage repair it)."""
+    try:
+        return db.execute(f"UPDATE messages SET status = 'stopped' WHERE status IN {_UNFINISHED_SQL}").rowcount
+    except sqlite3.DatabaseError as exc:
+        log.warning("history: interrupted replies not marked stopped (%s)", exc)
+        return 0
+
+
+def _has_trigger(db: sqlite3.Connection, name: str) -> bool:
+    return db.execute("SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = ?", (name,)).fetchone() is not None
+
+
+def _drop_unfinished(db: sqlite3.Connection) -> None:
+    """Take the rows of unfinished replies out of an index that holds every row (after ``rebuild``, or the old
+    triggers): their indexed text is their current text, which is what FTS5's ``delete`` needs."""
+    db.execute("INSERT INTO messages_fts(messages_fts, rowid, content) "
+               f"SELECT 'delete', id, content FROM messages WHERE status IN {_UNFINISHED_SQL}")
+
+
+def _index_finished_only(db: sqlite3.Connection) -> None:
+    """Replace the triggers that re-indexed a reply's whole text at every autosave (a 1 MB reply: ~100 ms on the
+    GUI thread per save) by ones that index a reply when it ends; no text is indexed twice or lost."""
+    db.execute("SAVEPOINT fts_triggers")
+    for name in _OLD_TRIGGERS:
+        db.execute(f"DROP TRIGGER IF EXISTS {name}")
+    _drop_unfinished(db)
+    for statement in _split(_FTS_TRIGGERS):
+        db.execute(statement)
+    db.execute("RELEASE fts_triggers")
 
 
 def _split(script: str) -> list[str]:

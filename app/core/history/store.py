@@ -35,7 +35,14 @@ from app.core.history.recovery import (
     start_daily_backup,
 )
 from app.core.history.rows import MESSAGE_COLUMNS, loads, message_from_tuple, schema_module
-from app.core.history.search import SearchHit, TitleHit, ensure_search_index, has_search_index
+from app.core.history.search import (
+    SearchHit,
+    TitleHit,
+    ensure_search_index,
+    ensure_unfinished_index,
+    finish_interrupted,
+    has_search_index,
+)
 from app.core.history.search import search as search_messages
 from app.core.history.search import search_titles as search_chat_titles
 from app.core.text import decode_utf8, valid_text
@@ -43,7 +50,7 @@ from app.core.text import decode_utf8, valid_text
 log = logging.getLogger("brook.store")
 #: 1: chats and messages; 2: each reply's stream timeline (``timelines``, app.core.history.timelines); 3: folders
 #: and pinned chats (``folders``, ``conversations.pinned`` / ``folder_id``: app.core.history.folders)
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS conversations (
@@ -255,10 +262,13 @@ class Store:
             timeline_store.ensure_table(self.db)
         if version < 3:
             folder_store.ensure_table(self.db)
+        if version < 4:
+            ensure_unfinished_index(self.db)
         if version < SCHEMA_VERSION:
             self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         ensure_columns(self.db)
         self.has_fts = ensure_search_index(self.db)
+        finish_interrupted(self.db)
         self.has_folders = True
 
     def search(self, query: str, limit: int = 50) -> list[SearchHit]:

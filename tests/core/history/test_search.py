@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import shutil
+import sqlite3
 from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.core.history.search import make_snippet
 from app.core.history.store import Store
+from tests.helpers import CORPUS
 from tests.helpers.history import write_v1_history
 
 
@@ -52,7 +59,10 @@ def test_index_follows_edits_deletes_and_limit_newest_first(tmp_path: Path) -> N
     store.save_message(conv, reply)
     reply.append("the quick brown fox")
     store.save_message(conv, reply)
-    assert len(store.search("brown")) == 1
+    assert store.search("brown") == []                      # an autosave while it streams: not indexed yet
+    reply.status = MessageStatus.DONE
+    store.save_message(conv, reply)
+    assert len(store.search("brown")) == 1                  # indexed when it ends
     reply.set_text("a slow green turtle")
     store.save_message(conv, reply)
     assert store.search("brown") == [] and len(store.search("green")) == 1
@@ -94,3 +104,85 @@ def test_snippet_is_cut_around_the_match_with_spans() -> None:
     assert snippet.startswith("…") and snippet.endswith("…") and len(snippet) < 200
     assert [snippet[s:e] for s, e in spans] == ["needle", "hay"]
     assert make_snippet("line one\nline two", ["two"]) == ("line one line two", ((14, 17),))
+
+
+def _consistent(db: Any) -> None:
+    """FTS5's own check that the index holds exactly the text of the content table's rows (rank 1: against the
+    content table); raises ``sqlite3.DatabaseError`` otherwise. Valid while every row is finished."""
+    db.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('integrity-check', 1)")
+
+
+_STEP = st.tuples(st.sampled_from(["new", "append", "status", "delete"]), st.integers(0, 7),
+                  st.sampled_from(list(MessageStatus)))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(_STEP, min_size=1, max_size=30))
+def test_only_finished_replies_are_indexed_through_any_saves(tmp_path_factory: Any, steps: list[Any]) -> None:
+    """Replies created, autosaved, finished, restarted and deleted in any order: a reply is found exactly while it
+    is finished, and once all are finished the index matches the messages exactly."""
+    store = Store(tmp_path_factory.mktemp("h") / "h.sqlite3")
+    conv = Conversation()
+    live: list[Message] = []
+    for op, k, status in steps:
+        if op == "new" or not live:
+            m = conv.add(Message(Role.ASSISTANT, f"zq{len(conv.messages)}x ", status=status))
+            live.append(m)
+        else:
+            m = live[k % len(live)]
+            if op == "append":
+                m.append("more words ")
+            elif op == "status":
+                m.status = status
+            else:
+                store.delete_message(m.db_id or 0)
+                live.remove(m)
+                continue
+        store.save_message(conv, m)
+        for x in live:
+            word = x.text.split()[0]
+            assert len(store.search(word)) == (1 if x.status.final else 0), (word, x.status)
+    for x in live:
+        x.status = MessageStatus.STOPPED
+        store.save_message(conv, x)
+    _consistent(store.db)
+    store.close()
+
+
+def test_a_reply_a_crash_left_unfinished_is_indexed_at_the_next_open(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite3"
+    store = Store(path)
+    conv = Conversation()
+    reply = conv.add(Message(Role.ASSISTANT, "half of an answer about otters", status=MessageStatus.GENERATING))
+    store.save_message(conv, reply)
+    assert store.search("otters") == []
+    store.db.close()                                        # the app died mid-reply
+    again = Store(path)
+    [hit] = again.search("otters")
+    assert hit.message_id == reply.db_id
+    assert again.load_conversation(conv.id or 0).messages[0].status is MessageStatus.STOPPED
+    assert again.db.execute("SELECT status FROM messages").fetchone()[0] == "stopped"
+    _consistent(again.db)
+
+
+def test_a_file_whose_index_took_every_autosave_is_moved_to_the_new_triggers(tmp_path: Path) -> None:
+    """A history of the Brook before (its triggers indexed every save, unfinished replies too): after the upgrade
+    no text is indexed twice or missing, and an unfinished reply's text is found once."""
+    path = tmp_path / "h.sqlite3"
+    shutil.copy(CORPUS / "history" / "brook-v2.sqlite3", path)
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT 1 FROM sqlite_master WHERE name = 'messages_fts_au'").fetchone()   # the old triggers
+    db.execute("INSERT INTO messages(conversation_id, role, content, status, created) "
+               "SELECT conversation_id, 'assistant', 'an interrupted reply on walruses', 'generating', 9.0 "
+               "FROM messages LIMIT 1")
+    db.commit()
+    db.close()
+    store = Store(path)
+    assert len(store.search("walruses")) == 1
+    names = {r[0] for r in store.db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    assert "messages_fts_au" not in names and "messages_fts_au_final" in names
+    _consistent(store.db)
+    conv = store.load_conversation(store.list_conversations()[0].id)
+    reply = conv.add(Message(Role.ASSISTANT, "a new reply on narwhals", status=MessageStatus.GENERATING))
+    store.save_message(conv, reply)
+    assert store.search("narwhals") == []
