@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from app.core.conversation import Message
+from app.core.conversation import Message, MessageStatus
 
 
 def percentile(values: Sequence[float], p: float) -> float | None:
@@ -160,6 +160,12 @@ class PaintStage:
         feed, paint, keep = self._view_factory()
         self._widgets.append(keep)
         self._coalescer.attach(reply, feed, paint, metrics)
+
+    def changed(self, reply: Message) -> None:
+        """A reply's update (``generate``'s ``on_update``), handled as the window does
+        (``app.ui.window.replies.Replies.changed``): its first chunk is painted in the next loop turn."""
+        if reply.status is MessageStatus.GENERATING and hasattr(self._coalescer, "paint_soon"):
+            self._coalescer.paint_soon(reply)
 
     def flush(self, reply: Message) -> None:
         self._coalescer.flush(reply)

@@ -101,7 +101,8 @@ async def ours_run(engine: Engine, stage: PaintStage, params: GenerationParams,
     gen = Generation(reply, c)
     stage.attach(reply, gen.metrics)
     t_call = now()
-    await generate(engine, FairScheduler(), c, reply, params, settings=settings, generation=gen)
+    await generate(engine, FairScheduler(), c, reply, params, settings=settings, generation=gen,
+                   on_update=stage.changed)
     m = gen.metrics
     await wait_until(lambda: len(m.painted) >= len(m.dequeued), 5.0)
     stage.detach(reply)

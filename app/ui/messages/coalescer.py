@@ -112,6 +112,7 @@ class Coalescer(QObject):
         self.ticks = 0
         self.interval_ms = MIN_INTERVAL_MS
         self.last_tick_ms = 0.0
+        self._soon = False                       # a tick is asked for the next loop turn (``paint_soon``)
 
     @property
     def timer(self) -> Any:
@@ -158,6 +159,21 @@ class Coalescer(QObject):
 
     def painted_chunks(self, reply: Message) -> int:
         return self._painted_chunks.get(reply.id, 0)
+
+    def paint_soon(self, reply: Message) -> None:
+        """The first chunk of ``reply`` has arrived (its status just became GENERATING; the text is appended in
+        the same loop turn): paint it in the next loop turn rather than at the next tick, up to ``interval_ms``
+        later — that wait was part of the time to first token a user sees. Only before anything of ``reply``
+        was painted; the timer's own ticks go on as before."""
+        t = self._targets.get(reply.id)
+        if t is None or t.frozen or self._painted_chunks.get(reply.id) or self._soon:
+            return
+        self._soon = True
+        QTimer.singleShot(0, self, self._tick_soon)
+
+    def _tick_soon(self) -> None:
+        self._soon = False
+        self.tick()
 
     def flush(self, reply: Message) -> int:
         """Paint what has arrived for ``reply`` right now, backlog included, in one go (Stop: what arrived before

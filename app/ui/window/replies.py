@@ -124,6 +124,7 @@ class ReplyPainting:
             self.status.set_state(translate("MainWindow", "reading the prompt…"))
         elif reply.status is MessageStatus.GENERATING:
             self.status.set_state(translate("MainWindow", "generating…"))
+            self.coalescer.paint_soon(reply)     # the first chunk: painted in the next loop turn, not a tick later
 
     def stopping(self, gen: Generation) -> None:
         if not self.coalescer.stop(gen.reply):     # a burst not painted yet: shown as a finished reply once ended

@@ -296,3 +296,28 @@ def test_after_one_slow_tick_the_slices_grow_back_until_they_keep_up_with_the_te
     fed = "".join(view.fed)
     assert fed == (line * 600)[: len(fed)] and len(fed) + co.waiting(r) == 24_000   # in order, nothing lost
     assert co.waiting(r) <= 800               # caught up to within two ticks of text
+
+
+def test_the_first_chunk_is_painted_in_the_next_loop_turn_not_at_the_next_tick(parts, qapp) -> None:
+    """``paint_soon`` (the reply's status became GENERATING): the first text is painted without the timer firing;
+    only once per reply, and not for a frozen one."""
+    co, timer, clock = parts
+    r, view = reply(), View(clock)
+    co.attach(r, view.feed, view.paint)
+    co.paint_soon(r)
+    r.append("Hi")                    # appended in the same loop turn as the status change
+    qapp.processEvents()
+    assert view.fed == ["Hi"] and view.paints == 1 and co.painted_chunks(r) == 1
+    r.append(" there")
+    co.paint_soon(r)                  # something was painted already: the ticks paint the rest
+    qapp.processEvents()
+    assert view.fed == ["Hi"]
+    timer.fire()
+    assert view.fed == ["Hi", " there"]
+    frozen, fview = reply(), View(clock)
+    co.attach(frozen, fview.feed, fview.paint)
+    co.freeze(frozen)
+    frozen.append("no")
+    co.paint_soon(frozen)
+    qapp.processEvents()
+    assert fview.paints == 0
