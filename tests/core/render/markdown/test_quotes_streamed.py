@@ -13,22 +13,9 @@ from hypothesis import strategies as st
 from app.core.render.markdown import PIECE, IncrementalMarkdown, quote_html, render_markdown
 from app.core.render.markdown import quotes as quotes_mod
 from app.core.render.markdown.quote_html import QUOTE_CUT_SPAN, QUOTE_PIECE_LINES
+from tests.helpers.markdown import stream_markdown
 
 N = QUOTE_PIECE_LINES
-
-
-def _stream(text: str, sizes: list[int], reads: list[bool]) -> IncrementalMarkdown:
-    md = IncrementalMarkdown(theme="light")
-    i = n = 0
-    while i < len(text):
-        size = sizes[n % len(sizes)]
-        md.feed(text[i:i + size])
-        if reads[n % len(reads)]:
-            md.render()
-        i += size
-        n += 1
-    md.finish()
-    return md
 
 
 def _quote(n: int, line: str = "line {i} of a long quote, with `code` and *emphasis*") -> str:
@@ -103,7 +90,7 @@ def test_a_cut_never_changes_what_the_quote_says(monkeypatch: pytest.MonkeyPatch
        reads=st.lists(st.booleans(), min_size=1, max_size=6))
 def test_streamed_quotes_equal_the_one_shot_render_at_any_chunking(sizes: list[int], reads: list[bool]) -> None:
     for name, text in CASES.items():
-        assert _stream(text, sizes, reads).html == render_markdown(text), name
+        assert stream_markdown(text, sizes, reads).html == render_markdown(text), name
 
 
 def test_streamed_quotes_equal_the_one_shot_render_line_by_line() -> None:
@@ -129,7 +116,7 @@ _line = st.sampled_from([
        reads=st.lists(st.booleans(), min_size=1, max_size=6))
 def test_random_quotes_equal_the_one_shot_render(lines: list[str], sizes: list[int], reads: list[bool]) -> None:
     text = _quote(N + 2) + "".join(line.format(i=i) for i, line in enumerate(lines)) + "\n[r]: /r\n"
-    assert _stream(text, sizes, reads).html == render_markdown(text)
+    assert stream_markdown(text, sizes, reads).html == render_markdown(text)
 
 
 def test_an_open_quote_parses_its_new_lines_per_render_not_all_of_them(monkeypatch: pytest.MonkeyPatch) -> None:
