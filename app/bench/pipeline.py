@@ -54,6 +54,7 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from app.bench._util import PaintStage, emit, median, percentile, qt_loop, wait_until
+from app.bench.pipeline_clocked import ClockedEngine, raw_clocked, raw_painted_run
 from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.core.streaming.generation import Generation, StreamSettings, generate
 from app.core.streaming.metrics import now
@@ -183,89 +184,6 @@ class RawLlama:
             text = choice.get("text") or ""
             if text or choice.get("finish_reason"):
                 yield Chunk(text, 1 if text else 0, choice.get("finish_reason"))
-
-
-class ClockedEngine:
-    """An engine whose ``stream`` also times its decode thread (``app.engine.host.DecodeClock``): for the
-    in-process path, where the decode thread is the streaming core's worker thread. One generator frame more
-    per chunk (≈ 0.1 µs); every other attribute is the engine's."""
-
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-        self.figures: dict[str, Any] | None = None
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.engine, name)
-
-    def stream(self, messages: Any, params: GenerationParams, stop: threading.Event) -> Any:
-        from app.engine.host import DecodeClock
-
-        clock = DecodeClock()
-        first = True
-        for chunk in self.engine.stream(messages, params, stop):
-            if first:
-                clock.start()
-                first = False
-            yield chunk
-            clock.tokens += chunk.n_tokens
-        self.figures = clock.stop()
-
-
-def raw_clocked(raw: RawLlama, messages: list[dict[str, str]], params: GenerationParams) -> dict[str, Any]:
-    """``raw_run`` with the decode thread (this one) timed from its first token."""
-    from app.engine.host import DecodeClock
-
-    clock = DecodeClock()
-    parts: list[str] = []
-    first = last = None
-    for chunk in raw.stream(messages, params, threading.Event()):
-        t = now()
-        if first is None:
-            first = t
-            clock.start()
-        last = t
-        clock.tokens += chunk.n_tokens
-        parts.append(chunk.text)
-    assert first is not None and last is not None
-    return {"tokens": clock.tokens, "span": last - first, "text": "".join(parts), "decode": clock.stop()}
-
-
-async def raw_painted_run(raw: RawLlama, stage: PaintStage, messages: list[dict[str, str]],
-                          params: GenerationParams) -> dict[str, Any]:
-    """The raw loop as the least a windowed app could do: ``raw.stream`` on a plain thread (timed from its first
-    token), each chunk handed to the loop thread (``call_soon_threadsafe``) and painted by the same view and
-    render tick as ours. The same window state as ours' paths (the window paints while the model decodes), none
-    of Brook's pipeline (no queue, no coalescing consumer, no process boundary). Measured as ours: first token
-    produced → last token painted."""
-    from app.core.streaming.metrics import StreamMetrics
-    from app.engine.host import DecodeClock
-
-    loop = asyncio.get_running_loop()
-    reply = Message(Role.ASSISTANT, status=MessageStatus.WAITING)
-    metrics = StreamMetrics()
-    stage.attach(reply, metrics)
-    done: asyncio.Future[dict[str, Any]] = loop.create_future()
-
-    def work() -> None:
-        clock = DecodeClock()
-        try:
-            for chunk in raw.stream(messages, params, threading.Event()):
-                if not metrics.produced:
-                    clock.start()
-                metrics.on_produced(now(), chunk.n_tokens)
-                clock.tokens += chunk.n_tokens
-                loop.call_soon_threadsafe(reply.append, chunk.text)
-            figures = clock.stop()
-            loop.call_soon_threadsafe(done.set_result, figures)
-        except BaseException as exc:      # re-raised on the loop
-            loop.call_soon_threadsafe(done.set_exception, exc)
-
-    threading.Thread(target=work, name="bench-raw-painted", daemon=True).start()
-    decode = await done
-    await wait_until(lambda: len(metrics.painted) >= len(metrics.produced), 5.0)
-    stage.detach(reply)
-    return {"tokens": metrics.tokens, "span": metrics.painted[-1] - metrics.produced[0], "text": reply.text,
-            "decode": decode}
 
 
 #: Every order of the three paths: ``--rounds`` a multiple of 6 puts each path in each position equally often.
