@@ -1,5 +1,5 @@
-"""Shared pieces of the streaming benchmarks: statistics, RSS, the JSON result line, a Qt + qasync loop, and
-the paint stage (the app's ``Coalescer`` feeding the app's renderer, offscreen)."""
+"""Shared pieces of the streaming benchmarks: statistics, RSS, the JSON result line, a Qt + qasync loop and the
+timer's floor. The app's own path into the shown window is ``app.bench.window_path``."""
 
 from __future__ import annotations
 
@@ -13,8 +13,6 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
-
-from app.core.conversation import Message, MessageStatus
 
 
 def percentile(values: Sequence[float], p: float) -> float | None:
@@ -122,120 +120,3 @@ def timer_floor(interval_ms: int, seconds: float = 5.0) -> list[float]:
         window.close()
         window.deleteLater()
     return [(b - a) * 1e3 for a, b in itertools.pairwise(stamps)]
-
-
-class PaintStage:
-    """The coalescer → renderer stage, offscreen: the app's ``Coalescer`` (``app.ui.messages.coalescer``) painting into
-    the app's ``MarkdownView`` (``app.ui.messages.markdown_view``) when they exist, else a stand-in of the same shape: a
-    16 ms QTimer tick that feeds ``IncrementalMarkdown`` (``app.core.render.markdown``, when present) and appends the
-    new text to a ``QTextDocument``. ``kind`` says which one ran.
-    """
-
-    def __init__(self) -> None:
-        self.kind = "stand-in"
-        self._coalescer: Any = None
-        self._widgets: list[Any] = []
-        try:
-            from app.ui.messages.coalescer import Coalescer
-            self._coalescer = Coalescer()
-            self.kind = "coalescer"
-        except ImportError:
-            self._coalescer = _StandInTick()
-        self._view_factory: Callable[[], tuple[Callable[[str], Any], Callable[[], Any], Any]]
-        try:
-            from app.ui.messages.markdown_view import MarkdownView
-
-            def view() -> tuple[Callable[[str], Any], Callable[[], Any], Any]:
-                v = MarkdownView()
-                v.resize(700, 400)
-                return v.append_text, v.refresh, v
-            self._view_factory = view
-            self.kind += "+markdown_view"
-        except ImportError:
-            self._view_factory = _stand_in_view
-            self.kind += "+incremental_markdown_stand_in"
-
-    def attach(self, reply: Message, metrics: Any = None) -> None:
-        """Paint ``reply`` each tick, stamping ``metrics`` (its ``Generation.metrics``)."""
-        feed, paint, keep = self._view_factory()
-        self._widgets.append(keep)
-        self._coalescer.attach(reply, feed, paint, metrics)
-
-    def changed(self, reply: Message) -> None:
-        """A reply's update (``generate``'s ``on_update``), handled as the window does
-        (``app.ui.window.replies.Replies.changed``): its first chunk is painted in the next loop turn."""
-        if reply.status is MessageStatus.GENERATING and hasattr(self._coalescer, "paint_soon"):
-            self._coalescer.paint_soon(reply)
-
-    def flush(self, reply: Message) -> None:
-        self._coalescer.flush(reply)
-
-    def detach(self, reply: Message) -> None:
-        self._coalescer.detach(reply)
-        self._widgets.clear()
-
-
-def _stand_in_view() -> tuple[Callable[[str], Any], Callable[[], Any], Any]:
-    from PySide6.QtGui import QTextCursor, QTextDocument
-
-    doc = QTextDocument()
-    cursor = QTextCursor(doc)
-    md: Any = None
-    with contextlib.suppress(ImportError):
-        from app.core.render.markdown import IncrementalMarkdown
-        md = IncrementalMarkdown()
-
-    def feed(text: str) -> None:
-        if md is not None:
-            md.feed(text)
-        cursor.insertText(text)
-
-    def paint() -> bool:
-        return True
-    return feed, paint, (doc, cursor, md)
-
-
-class _StandInTick:
-    """Minimal coalescer: one 16 ms QTimer; each tick takes the new text of each reply, feeds and paints it,
-    and stamps ``on_painted`` (the same calls ``app.ui.messages.coalescer.Coalescer`` makes)."""
-
-    def __init__(self) -> None:
-        from PySide6.QtCore import Qt, QTimer
-
-        self._timer = QTimer()
-        self._timer.setTimerType(Qt.TimerType.PreciseTimer)
-        self._timer.setInterval(16)
-        self._timer.timeout.connect(self.tick)
-        self._targets: dict[int, tuple[Message, Callable[[str], Any], Callable[[], Any], Any]] = {}
-
-    def attach(self, reply: Message, feed: Callable[[str], Any], paint: Callable[[], Any],
-               metrics: Any = None) -> None:
-        self._targets[reply.id] = (reply, feed, paint, metrics)
-        self._timer.start()
-
-    def detach(self, reply: Message) -> None:
-        self._targets.pop(reply.id, None)
-        if not self._targets:
-            self._timer.stop()
-
-    def flush(self, reply: Message) -> None:
-        t = self._targets.get(reply.id)
-        if t is not None:
-            self._paint(*t)
-
-    def _paint(self, reply: Message, feed: Callable[[str], Any], paint: Callable[[], Any], metrics: Any) -> None:
-        from app.core.streaming.metrics import now
-        text, n = reply.take_new()
-        if not n:
-            return
-        t0 = now()
-        if text:
-            feed(text)
-        paint()
-        t1 = now()
-        if metrics is not None:
-            metrics.on_painted(t1, n, t1 - t0)
-
-    def tick(self) -> None:
-        for t in list(self._targets.values()):
-            self._paint(*t)

@@ -3,9 +3,12 @@
 ``python -m app.bench pipeline [--tokens N] [--rate TOK_S] [--rounds R] [--model-tokens N] [--threads N]
 [--startup-runs N] [--no-model] [--no-scripted] [--painted-raw]``
 
-*Ours* is the app's path: worker thread → bounded queue → consumer coroutine (``generate``) → coalescer tick →
-renderer, offscreen, on a qasync loop. Runs alternate (raw, ours, ours, raw, …; with the model, every order of
-the three paths in turn) so that drift in machine load hits both.
+*Ours* is the app's path into the shown, styled window (``app.bench.window_path.BenchWindow``): the prompt sent in
+a new chat of a ``MainWindow`` over the engine (history in a SQLite file on disk), the chat session's
+``generate`` (worker thread → bounded queue → consumer coroutine) → the window's render tick → the reply's view in
+the chat list, painted by Qt (offscreen), until the window reports the reply finished. Runs alternate (raw,
+ours, ours, raw, …; with the model, every order of the three paths in turn) so that drift in machine load hits
+both.
 
 - **Scripted engine**: raw is ``for chunk in engine.stream(...)`` on the main thread over the same scripted
   engine (the pipeline's own cost). ``ttft_added_ms_p95``: p95 of ours (request → first chunk painted) − median
@@ -51,14 +54,14 @@ import logging
 import os
 import threading
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any, Protocol
 
-from app.bench._util import PaintStage, emit, median, percentile, qt_loop, wait_until
+from app.bench._util import emit, median, percentile, qt_loop
 from app.bench.pipeline_clocked import ClockedEngine, raw_clocked, raw_painted_run
-from app.core.conversation import Conversation, Message, MessageStatus, Role
-from app.core.streaming.generation import Generation, StreamSettings, generate
+from app.bench.window_path import BenchWindow, bench_home
+from app.core.conversation import MessageStatus
 from app.core.streaming.metrics import now
-from app.core.streaming.scheduler import FairScheduler
 from app.core.streaming.stream import GIL_SWITCH_INTERVAL_S, tune_switch_interval
 from app.core.types import Chunk, GenerationParams
 from app.engine.base import Engine
@@ -93,32 +96,23 @@ def raw_run(engine: RawSource, messages: list[dict[str, str]], params: Generatio
     return {"tokens": tokens, "span": last - first, "ttft": first - t_call, "text": "".join(parts)}
 
 
-async def ours_run(engine: Engine, stage: PaintStage, params: GenerationParams,
-                   settings: StreamSettings) -> dict[str, Any]:
-    """The app's path end to end; waits until the last chunk is painted."""
-    c = Conversation()
-    c.add(Message(Role.USER, PROMPT))
-    reply = c.add(Message(Role.ASSISTANT, status=MessageStatus.WAITING))
-    gen = Generation(reply, c)
-    stage.attach(reply, gen.metrics)
-    t_call = now()
-    await generate(engine, FairScheduler(), c, reply, params, settings=settings, generation=gen,
-                   on_update=stage.changed)
-    m = gen.metrics
-    await wait_until(lambda: len(m.painted) >= len(m.dequeued), 5.0)
-    stage.detach(reply)
+async def ours_run(engine: BenchWindow, params: GenerationParams) -> dict[str, Any]:
+    """The app's path end to end: the prompt sent in a new chat of the shown window over the engine, until the
+    window reports the reply finished (its last chunk painted)."""
+    run = await engine.reply(PROMPT, params)
+    m, reply = run.metrics, run.reply
     assert reply.status is MessageStatus.DONE, (reply.status, reply.error)
-    return {"tokens": m.tokens, "span": m.painted[-1] - m.produced[0], "ttft": m.painted[0] - t_call,
+    return {"tokens": m.tokens, "span": m.painted[-1] - m.produced[0], "ttft": m.painted[0] - run.t_call,
             "produced_span": m.produced[-1] - m.produced[0], "last_paint_lag": m.painted[-1] - m.produced[-1],
-            "ttft_loop": m.dequeued[0] - t_call,
+            "ttft_loop": m.dequeued[0] - run.t_call,
             "first_paint": m.painted[0] - m.produced[0], "text": reply.text,
             "queue_high_water": m.queue_high_water, "ticks": m.ticks, "longest_tick_ms": m.longest_tick_s * 1e3,
             "backpressure_waits": m.backpressure_waits}
 
 
-async def compare(engine: Engine, stage: PaintStage, params: GenerationParams, rounds: int) -> dict[str, Any]:
+async def compare(engine: Engine, window: BenchWindow, params: GenerationParams, rounds: int) -> dict[str, Any]:
+    """Rounds of raw (``engine`` iterated here) and ours (``window``, over the same engine), alternating."""
     messages = [{"role": "user", "content": PROMPT}]
-    settings = StreamSettings()
     ratios: list[float] = []
     same_text = True
     details: list[dict[str, Any]] = []
@@ -129,7 +123,7 @@ async def compare(engine: Engine, stage: PaintStage, params: GenerationParams, r
             if which == "raw":
                 res["raw"] = raw_run(engine, messages, params)
             else:
-                res["ours"] = await ours_run(engine, stage, params, settings)
+                res["ours"] = await ours_run(window, params)
             await asyncio.sleep(0.05)
         raw_tps = (res["raw"]["tokens"] - 1) / res["raw"]["span"]
         ours_tps = (res["ours"]["tokens"] - 1) / res["ours"]["span"]
@@ -144,18 +138,22 @@ async def compare(engine: Engine, stage: PaintStage, params: GenerationParams, r
     return {"ratio": median(ratios), "ratios": ratios, "same_text": same_text, "rounds": details}
 
 
-async def ttft(stage: PaintStage, runs: int) -> dict[str, Any]:
+async def ttft(home: Path, runs: int) -> dict[str, Any]:
+    """TTFT of ours (send → first chunk painted in the window) minus raw's, a scripted engine with a fixed
+    prefill, short replies."""
     prefill = 0.02
     engine = ScriptedEngine(DEFAULT_REPLY, tokens_per_s=5000, prefill_s=prefill)
-    engine.load()
+    window = BenchWindow(engine, home, "ttft")
+    await window.start()
     params = GenerationParams(max_tokens=40)
     messages = [{"role": "user", "content": PROMPT}]
     raw: list[float] = []
     ours: list[float] = []
     for _ in range(runs):
         raw.append(raw_run(engine, messages, params)["ttft"])
-        ours.append((await ours_run(engine, stage, params, StreamSettings()))["ttft"])
+        ours.append((await ours_run(window, params))["ttft"])
         await asyncio.sleep(0.003)
+    await window.close()
     base = median(raw) or 0.0
     added = [(o - base) * 1e3 for o in ours]
     return {"p50": percentile(added, 50), "p95": percentile(added, 95), "raw_ttft_ms": base * 1e3}
@@ -211,15 +209,14 @@ def _per_token(decode: dict[str, Any] | None) -> dict[str, float | None]:
             "blocked_ms": blocked}
 
 
-async def compare_model(raw: Any, host: Any, local: Any, stage: PaintStage, params: GenerationParams,
+async def compare_model(raw: Any, host: BenchWindow, local: BenchWindow, hosted: Any, clocked: ClockedEngine,
+                        params: GenerationParams,
                         rounds: int, painted: bool = False) -> dict[str, Any]:
     """Rounds of raw, host path and in-process path, in every order in turn (``ORDERS``); ratios of each path to
     raw in the same round, with their spread, and where each path's decode thread spent its time. ``painted``:
     the painted raw loop (``raw_painted_run``) runs too (``ORDERS_PAINTED``), and each path's ratio to it in the
     same round is reported as well (``vs_painted``)."""
     messages = [{"role": "user", "content": PROMPT}]
-    settings = StreamSettings()
-    clocked = ClockedEngine(local)
     ratios: dict[str, list[float]] = {"host": [], "local": []}
     decode_ratios: dict[str, list[float]] = {"host": [], "local": []}
     per_token: dict[str, list[dict[str, float | None]]] = {"raw": [], "host": [], "local": []}
@@ -238,10 +235,10 @@ async def compare_model(raw: Any, host: Any, local: Any, stage: PaintStage, para
             if which == "raw":
                 res["raw"] = raw_clocked(raw, messages, params)
             elif which == "painted":
-                res["painted"] = await raw_painted_run(raw, stage, messages, params)
+                res["painted"] = await raw_painted_run(raw, host, messages, params)
             else:
-                res[which] = await ours_run(host if which == "host" else clocked, stage, params, settings)
-                res[which]["decode"] = host.decode_figures() if which == "host" else clocked.figures
+                res[which] = await ours_run(host if which == "host" else local, params)
+                res[which]["decode"] = hosted.decode_figures() if which == "host" else clocked.figures
             await asyncio.sleep(0.05)
         tps = {k: (v["tokens"] - 1) / v["span"] for k, v in res.items()}
         for k in ("host", "local"):
@@ -283,7 +280,7 @@ async def compare_model(raw: Any, host: Any, local: Any, stage: PaintStage, para
             "same_text": same_text, "rounds": details}
 
 
-async def ttft_model(raw: Any, host: Any, stage: PaintStage, runs: int) -> dict[str, Any]:
+async def ttft_model(raw: Any, host: BenchWindow, runs: int) -> dict[str, Any]:
     """TTFT of the host path (request → first chunk painted) minus raw's (call → first event), short replies."""
     params = GenerationParams(temperature=0.0, seed=42, max_tokens=4)
     messages = [{"role": "user", "content": PROMPT}]
@@ -292,7 +289,7 @@ async def ttft_model(raw: Any, host: Any, stage: PaintStage, runs: int) -> dict[
     loop_side: list[float] = []
     for _ in range(runs):
         raws.append(raw_run(raw, messages, params)["ttft"])
-        run = await ours_run(host, stage, params, StreamSettings())
+        run = await ours_run(host, params)
         ours.append(run["ttft"])
         loop_side.append(run["ttft_loop"])
         await asyncio.sleep(0.003)
@@ -359,17 +356,22 @@ def main(argv: list[str]) -> int:
     tune_switch_interval(args.switch_interval_ms / 1000.0)
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
     result: dict[str, Any] = {"bench": "pipeline"}
-    with qt_loop() as loop:
-        stage = PaintStage()
-        result["paint_stage"] = stage.kind
+    with bench_home() as home, qt_loop() as loop:
+        result["paint_stage"] = "window"
         scripted = ScriptedEngine(DEFAULT_REPLY, tokens_per_s=args.rate, repeat=10**6)
-        scripted.load()
         params = GenerationParams(max_tokens=args.tokens)
         if not args.no_scripted:
-            s = loop.run_until_complete(compare(scripted, stage, params, args.rounds))
+            async def scripted_rounds() -> dict[str, Any]:
+                window = BenchWindow(scripted, home, "scripted")
+                await window.start()
+                try:
+                    return await compare(scripted, window, params, args.rounds)
+                finally:
+                    await window.close()
+            s = loop.run_until_complete(scripted_rounds())
             result["throughput_ratio_scripted"] = s["ratio"]
             result["scripted"] = {"tokens": args.tokens, "rate": args.rate, **s}
-            t = loop.run_until_complete(ttft(stage, args.ttft_runs))
+            t = loop.run_until_complete(ttft(home, args.ttft_runs))
             result["ttft_added_ms_p95"] = t["p95"]
             result["ttft_added_ms_p50"] = t["p50"]
         if not args.no_model:
@@ -379,22 +381,31 @@ def main(argv: list[str]) -> int:
 
             threads = args.threads or default_threads()
             local = LlamaEngine(bundled_model_path(), n_threads=threads)
-            host = HostedEngine(bundled_model_path(), n_threads=threads)
-            local.load()
-            host.load()
+            hosted = HostedEngine(bundled_model_path(), n_threads=threads)
+            clocked = ClockedEngine(local)
+            host_window = BenchWindow(hosted, home, "host")
+            local_window = BenchWindow(clocked, home, "in-process")   # an Engine by delegation
             raw = RawLlama(local)
-            try:
-                mparams = GenerationParams(temperature=0.0, seed=42, max_tokens=args.model_tokens)
-                for engine in (raw, host, local):      # each path once, the bench's own prompt and length
-                    raw_run(engine, [{"role": "user", "content": PROMPT}], mparams)
-                load_before = os.getloadavg() if hasattr(os, "getloadavg") else None
-                mres = loop.run_until_complete(compare_model(raw, host, local, stage, mparams, args.rounds,
-                                                             painted=args.painted_raw))
-                load_after = os.getloadavg() if hasattr(os, "getloadavg") else None
-                mt = loop.run_until_complete(ttft_model(raw, host, stage, args.model_ttft_runs))
-            finally:
-                host.unload()
-                local.unload()
+
+            async def model_rounds() -> tuple[dict[str, Any], dict[str, Any], Any, Any]:
+                await host_window.start()
+                await local_window.start()             # loads ``local``: the raw loop uses its ``Llama``
+                try:
+                    mparams = GenerationParams(temperature=0.0, seed=42, max_tokens=args.model_tokens)
+                    raw_run(raw, [{"role": "user", "content": PROMPT}], mparams)   # each path once (warm-up)
+                    await ours_run(host_window, mparams)
+                    await ours_run(local_window, mparams)
+                    before = os.getloadavg() if hasattr(os, "getloadavg") else None
+                    res = await compare_model(raw, host_window, local_window, hosted, clocked, mparams,
+                                              args.rounds, painted=args.painted_raw)
+                    after = os.getloadavg() if hasattr(os, "getloadavg") else None
+                    return res, await ttft_model(raw, host_window, args.model_ttft_runs), before, after
+                finally:
+                    await host_window.close()
+                    await local_window.close()
+                    hosted.unload()
+                    local.unload()
+            mres, mt, load_before, load_after = loop.run_until_complete(model_rounds())
             result["throughput_ratio_model"] = mres["ratio"]
             result["throughput_ratio_model_p25_p75"] = [mres["ratio_spread"]["p25"], mres["ratio_spread"]["p75"]]
             result["throughput_ratio_in_process"] = mres["in_process_ratio"]
@@ -412,7 +423,7 @@ def main(argv: list[str]) -> int:
             result["ttft_added_ms_p50_model"] = mt["p50"]
             result["ttft_added_ms_p95_model_to_loop"] = mt["to_loop_p95"]   # first chunk taken by the loop
             result["ttft_added_ms_p50_model_to_loop"] = mt["to_loop_p50"]
-            result["model"] = {"name": host.name, "tokens": args.model_tokens, "n_threads": threads,
+            result["model"] = {"name": hosted.name, "tokens": args.model_tokens, "n_threads": threads,
                                "raw_ttft_ms": mt["raw_ttft_ms"], "raw_ttft_ms_p95": mt["raw_ttft_ms_p95"], **mres}
     if args.startup_runs:
         st = startup(args.startup_runs)

@@ -7,7 +7,8 @@ import asyncio
 import threading
 from typing import Any, Protocol
 
-from app.bench._util import PaintStage, wait_until
+from app.bench._util import wait_until
+from app.bench.window_path import BenchWindow
 from app.core.conversation import Message, MessageStatus, Role
 from app.core.streaming.metrics import now
 from app.core.types import GenerationParams
@@ -65,20 +66,20 @@ def raw_clocked(raw: Streams, messages: list[dict[str, str]], params: Generation
     return {"tokens": clock.tokens, "span": last - first, "text": "".join(parts), "decode": clock.stop()}
 
 
-async def raw_painted_run(raw: Streams, stage: PaintStage, messages: list[dict[str, str]],
+async def raw_painted_run(raw: Streams, window: BenchWindow, messages: list[dict[str, str]],
                           params: GenerationParams) -> dict[str, Any]:
     """The raw loop as the least a windowed app could do: ``raw.stream`` on a plain thread (timed from its first
-    token), each chunk handed to the loop thread (``call_soon_threadsafe``) and painted by the same view and
-    render tick as ours. The same window state as ours' paths (the window paints while the model decodes), none
-    of Brook's pipeline (no queue, no coalescing consumer, no process boundary). Measured as ours: first token
-    produced → last token painted."""
+    token), each chunk handed to the loop thread (``call_soon_threadsafe``) and painted by a message view in the
+    same shown window, with the same render tick, as ours. The same window state as ours' paths (the window
+    paints while the model decodes), none of Brook's pipeline (no queue, no coalescing consumer, no process
+    boundary). Measured as ours: first token produced → last token painted."""
     from app.core.streaming.metrics import StreamMetrics
     from app.engine.host import DecodeClock
 
     loop = asyncio.get_running_loop()
     reply = Message(Role.ASSISTANT, status=MessageStatus.WAITING)
     metrics = StreamMetrics()
-    stage.attach(reply, metrics)
+    detach = window.paint_foreign(reply, metrics)
     done: asyncio.Future[dict[str, Any]] = loop.create_future()
 
     def work() -> None:
@@ -98,6 +99,6 @@ async def raw_painted_run(raw: Streams, stage: PaintStage, messages: list[dict[s
     threading.Thread(target=work, name="bench-raw-painted", daemon=True).start()
     decode = await done
     await wait_until(lambda: len(metrics.painted) >= len(metrics.produced), 5.0)
-    stage.detach(reply)
+    detach()
     return {"tokens": metrics.tokens, "span": metrics.painted[-1] - metrics.produced[0], "text": reply.text,
             "decode": decode}

@@ -2,9 +2,10 @@
 
 ``python -m app.bench stop [--stops 50] [--rate TOK_S] [--seed S]``
 
-Each round starts a reply on the scripted engine (decode phase, ``--rate`` tokens/s, painted by the app's
-coalescer offscreen), waits a random time, then clicks Stop the way the UI does (``task.cancel()``; the
-coalescer flushes what had arrived and freezes the reply). Measured per stop:
+Each round sends a prompt in a new chat of the shown, styled window (``app.bench.window_path.BenchWindow``: the
+chat session, the window's render tick, the reply's view; history in a SQLite file), on the scripted engine
+(decode phase, ``--rate`` tokens/s), waits a random time after the first chunk, then stops it the way the UI
+does (``MainWindow.stop``, Esc: what had arrived is painted at once, then the reply is frozen). Measured per stop:
 
 - ``stop_latency_ms``: click → the worker thread has returned (``StreamMetrics.t_worker_done``, stamped by the
   worker itself). Budget: ≤ one token interval + 50 ms (scripted), + 10 ms (``--model``);
@@ -14,8 +15,9 @@ coalescer flushes what had arrived and freezes the reply). Measured per stop:
 
 With ``--model`` the bundled model runs on the default path, its engine host process (``--in-process``: a
 ``LlamaEngine`` in this process instead); a stop then travels over the pipe and the host ends its decode within
-a token. Also measured: ``rss_added_after_unload_mb`` (this process's RSS after ``unload`` − before the first
-load; budget < 30 MB) and ``host_gone`` (the host process has exited after ``unload``).
+a token. Also measured: ``rss_added_after_unload_mb`` (this process's RSS after File → Unload model, the window
+still open, − before the first load, the window already shown; budget < 30 MB) and ``host_gone`` (the host
+process has exited after the unload).
 """
 
 from __future__ import annotations
@@ -29,49 +31,38 @@ import random
 from pathlib import Path
 from typing import Any
 
-from app.bench._util import PaintStage, emit, percentile, qt_loop, rss_mb, thread_count, wait_until
-from app.core.conversation import Conversation, Message, MessageStatus, Role
-from app.core.streaming.generation import Generation, generate
+from app.bench._util import emit, percentile, qt_loop, rss_mb, thread_count, wait_until
+from app.bench.window_path import BenchWindow, bench_home
 from app.core.streaming.metrics import now
-from app.core.streaming.scheduler import FairScheduler
 from app.core.streaming.stream import live_streams
 from app.core.types import GenerationParams
 from app.engine.base import Engine
 from app.engine.scripted import DEFAULT_REPLY, ScriptedEngine
 
 
-async def one_stop(engine: Engine, sched: FairScheduler, stage: PaintStage, delay_s: float,
-                   ) -> dict[str, Any]:
-    c = Conversation()
-    c.add(Message(Role.USER, "Tell me everything."))
-    reply = c.add(Message(Role.ASSISTANT, status=MessageStatus.WAITING))
-    gen = Generation(reply, c)
-    stage.attach(reply, gen.metrics)
-    params = GenerationParams(max_tokens=4096 if not isinstance(engine, ScriptedEngine) else 10**6)
-    task = asyncio.ensure_future(generate(engine, sched, c, reply, params, generation=gen))
+async def one_stop(window: BenchWindow, delay_s: float, model: bool) -> dict[str, Any]:
+    """One reply in a new chat of the shown window, stopped ``delay_s`` after its first chunk the way the UI
+    does (``MainWindow.stop``, Esc: what arrived is painted at once, then the reply is frozen)."""
+    params = GenerationParams(max_tokens=4096 if model else 10**6)
+    run = window.send("Tell me everything.", params)
+    reply, gen = run.reply, run.generation
     # wait for decode to start (the first chunk), then the random moment
-    await wait_until(lambda: reply.chunks > 0 or task.done(), 60.0, 0.001)
+    await wait_until(lambda: reply.chunks > 0 or reply.status.final, 60.0, 0.001)
     await asyncio.sleep(delay_s)
-    stage.flush(reply)                    # what had arrived before the click is painted ...
-    painted_at_click = len(gen.metrics.painted)
-    chunks_at_click, text_at_click = reply.chunks, reply.text
+    chunks_at_click = reply.chunks
     t_click = now()
-    task.cancel()
-    try:
-        await task
-    except asyncio.CancelledError:
-        pass
-    t_idle = now()
+    window.window.stop()
+    t_idle = now()                        # the click's handler has returned: the window takes input again
     stream = gen.stream
     assert stream is not None
     await stream.wait_closed()
-    await asyncio.sleep(0.03)             # two more ticks: anything painted now would be a bug
-    stage.flush(reply)
-    stage.detach(reply)
-    m = gen.metrics
-    after = (reply.chunks - chunks_at_click) + (len(m.painted) - painted_at_click)
-    if reply.text != text_at_click:
+    await wait_until(lambda: reply.status.final, 10.0)
+    text_at_stop = reply.text
+    await asyncio.sleep(0.05)             # three more ticks: anything that reached the reply or was painted now
+    after = (reply.chunks - chunks_at_click) + gen.chunks_painted_after_stop()   # would be a bug
+    if reply.text != text_at_stop:
         after += 1
+    m = gen.metrics
     assert m.t_worker_done is not None
     return {"latency_ms": (m.t_worker_done - t_click) * 1e3, "idle_ms": (t_idle - t_click) * 1e3,
             "after": after, "status": reply.status.value, "tok_s": m.summary().decode_tokens_per_s}
@@ -105,34 +96,39 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
     rng = random.Random(args.seed)
-    with qt_loop() as loop:
-        stage = PaintStage()
+    with bench_home() as home, qt_loop() as loop:
         engine: Engine
-        gc.collect()
-        rss_before = rss_mb()
         if args.model:
             from app.engine.open import EngineSpec, open_engine
             engine = open_engine(EngineSpec(in_process=args.in_process))
         else:
             engine = ScriptedEngine(DEFAULT_REPLY, tokens_per_s=args.rate, repeat=10**6)
-        engine.load()
-        host_pid = getattr(engine, "host_pid", None)
-        sched = FairScheduler(engine.max_concurrency)
-        threads_before = thread_count()
-        results = []
-        for _ in range(args.stops):
-            delay = rng.uniform(0, args.max_delay_ms / 1000.0)
-            results.append(loop.run_until_complete(one_stop(engine, sched, stage, delay)))
-        loop.run_until_complete(asyncio.sleep(0.05))
-        threads_leaked = thread_count() - threads_before
-        engine.unload()
+        window = BenchWindow(engine, home)
+        loop.run_until_complete(asyncio.sleep(0.2))
         gc.collect()
-        rss_after = rss_mb()
+        rss_before = rss_mb()                 # the window shown, before the first load
+
+        async def stops() -> tuple[list[dict[str, Any]], int | None, int, float]:
+            await window.start()
+            pid = getattr(engine, "host_pid", None)
+            before = thread_count()
+            results = [await one_stop(window, rng.uniform(0, args.max_delay_ms / 1000.0), args.model)
+                       for _ in range(args.stops)]
+            await asyncio.sleep(0.05)
+            leaked = thread_count() - before
+            await window.window.session.unload()   # File → Unload model, the window still open
+            await asyncio.sleep(0.2)
+            gc.collect()
+            rss = rss_mb()
+            await window.close()
+            return results, pid, leaked, rss
+
+        results, host_pid, threads_leaked, rss_after = loop.run_until_complete(stops())
     lat = [r["latency_ms"] for r in results]
     idle = [r["idle_ms"] for r in results]
     rates = [r["tok_s"] for r in results if r["tok_s"]]
     token_ms = 1000.0 / (percentile(rates, 50) or args.rate)
-    out = {"bench": "stop", "engine": engine.name, "paint_stage": stage.kind, "stops": len(results),
+    out = {"bench": "stop", "engine": engine.name, "paint_stage": "window", "stops": len(results),
            "stop_latency_ms_p50": percentile(lat, 50), "stop_latency_ms_p95": percentile(lat, 95),
            "stop_latency_ms_max": max(lat), "ui_idle_ms_p95": percentile(idle, 95),
            "token_interval_ms": token_ms,
