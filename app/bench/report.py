@@ -88,6 +88,7 @@ BUDGETS = [
     Budget("pipeline", "throughput_ratio_scripted", ">=", 0.99, "throughput vs raw loop (scripted engine)"),
     Budget("pipeline", "throughput_ratio_model", ">=", 0.99, "throughput vs raw loop (real model)"),
     Budget("pipeline", "ttft_added_ms_p95", "<=", 25.0, "TTFT added by the app, p95 (ms)"),
+    Budget("pipeline", "ttft_added_ms_p95_model", "<=", 16.7, "TTFT added by the app on the real model, p95 (ms)"),
     Budget("stop", "stop_latency_ms_p95", "<=", lambda r: float(r.get("token_interval_ms", 0.0)) + 50.0,
            "Stop → worker stopped, p95 (ms; ≤ one token interval + 50)"),
     Budget("stop", "chunks_after_stop", "==", 0, "chunks shown after Stop"),
@@ -119,6 +120,8 @@ BUDGETS = [
     Budget("startup", "model_ready_ratio", "<=", 1.10, "bundled model: launch → model ready, engine host ÷ in-process"),
     Budget("remote", "throughput_ratio_remote", ">=", 0.98, "remote SSE path vs a raw httpx-sse loop"),
     Budget("remote", "throughput_ratio_unpaced", ">=", 0.9, "… unpaced (each path as fast as it can)"),
+    Budget("remote", "stop_to_disconnect_ms_p95", "<=", 50.0, "remote: Stop → server sees the disconnect, p95 (ms)"),
+    Budget("remote", "chunks_after_stop", "==", 0, "remote: chunks shown after Stop"),
 ]
 
 

@@ -106,7 +106,14 @@ def _measured(bench: str, args: list[str], tmp_path: Path) -> dict[str, object]:
     return {b.key: b.check(run["result"]) for b in BUDGETS if b.bench == bench}
 
 
-@pytest.mark.parametrize(("bench", "args"), [("startup", ["--runs", "1"]), ("idle", ["--seconds", "1"])])
+@pytest.mark.parametrize(("bench", "args"), [
+    ("startup", ["--runs", "1"]), ("idle", ["--seconds", "1"]),
+    ("remote", ["--rounds", "1", "--events", "300", "--stops", "2"]),
+    ("stop", ["--stops", "3"]),
+    ("soak", ["--replies", "2", "--tokens", "50"]),
+    ("pipeline", ["--rounds", "1", "--tokens", "300", "--ttft-runs", "2", "--model-tokens", "16",
+                  "--model-ttft-runs", "2"]),
+])
 def test_every_budget_of_a_bench_is_a_figure_it_really_writes(bench: str, args: list[str], tmp_path: Path) -> None:
     """A budget whose key the bench never writes would be skipped silently (as ``history``'s were)."""
     checked = _measured(bench, args, tmp_path)
