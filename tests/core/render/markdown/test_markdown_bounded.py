@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.core.render.markdown import IncrementalMarkdown, render_markdown
-from app.core.render.markdown.bounded import TAIL_DELIMITERS, parse_tail
+from app.core.render.markdown.bounded import DELIMITERS, TAIL_DELIMITERS, _delimiters, parse_tail
 from app.core.render.markdown.parser import normalize, parse
 from tests.helpers import ANSWERS
 
@@ -86,3 +86,11 @@ def test_streamed_equals_one_shot_with_costly_shapes_mixed_in(parts: list[str], 
         md.render()
     md.finish()
     assert md.html == render_markdown(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("*_[]()!`<>~\\$^-.a \n]")) | st.characters(), max_size=200))
+def test_delimiters_are_counted_one_by_one(text: str) -> None:
+    """The delimiter count that decides whether a tail is bounded is the number of characters of ``DELIMITERS``
+    in the text (counted by one scan, not character by character)."""
+    assert _delimiters(text) == sum(1 for c in text if c in DELIMITERS)
