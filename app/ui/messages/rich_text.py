@@ -63,14 +63,43 @@ _P_MIDDLE = '<p style="margin-top:0;margin-bottom:0">' + JOIN
 _P_LAST = '<p style="margin-top:0">' + JOIN
 
 
+#: How far past the place it would cut a paragraph the view looks for a whitespace to cut before (characters):
+#: finding none there inside one run of text, it cuts at that place (the run is one :func:`break_long_runs`
+#: breaks). A bounded look makes each cut depend on the text before it and at most this far after it, so a
+#: paragraph that grows keeps its cuts (looking to the run's end, a 500,000-character word cut every 4,000
+#: characters lost all its cuts to one space after it).
+CUT_LOOK_CHARS = 2 * RUN_BREAK_CHARS
+#: The paragraphs cut last (``(body, size, cuts)``, newest last): a body that extends one of them is scanned
+#: from that one's last cut on, not from its start (a streamed paragraph grows at its end; scanning a
+#: 500,000-character word whole at each refresh cost ~5 ms).
+_RECENT: list[tuple[str, int, list[int]]] = []
+RECENT_PARAGRAPHS = 4
+
+
 def _paragraph_cuts(body: str, size: int) -> list[int]:
     """Positions in ``body`` (a paragraph's inner HTML) to cut it at: about every ``size`` characters, outside
-    tags and entities and where no inline element is open, before a whitespace character, or inside a run of
-    ``2 × RUN_BREAK_CHARS`` or more characters without one. Each cut depends only on the text before it and
-    just after it, so a paragraph that grows keeps its earlier cuts."""
-    cuts: list[int] = []
-    depth, last = 0, 0
-    for m in _INLINE.finditer(body):
+    tags and entities and where no inline element is open, before the first whitespace character within
+    :data:`CUT_LOOK_CHARS`, or where that many characters of one run of text without one follow. Each cut
+    depends only on the text before it and just after it, so a paragraph that grows keeps its earlier cuts, and
+    a body that extends one cut recently (:data:`_RECENT`) is scanned from that one's last cut (the same cuts:
+    tested against a whole scan)."""
+    for k, (old, old_size, old_cuts) in enumerate(_RECENT):
+        if old_size == size and old_cuts and len(body) >= len(old) and body.startswith(old):
+            del _RECENT[k]
+            cuts = _scan_cuts(body, size, list(old_cuts))
+            break
+    else:
+        cuts = _scan_cuts(body, size, [])
+    _RECENT.append((body, size, cuts))
+    del _RECENT[:-RECENT_PARAGRAPHS]
+    return cuts
+
+
+def _scan_cuts(body: str, size: int, cuts: list[int]) -> list[int]:
+    """:func:`_paragraph_cuts` of ``body``, scanned from the last of ``cuts`` (its earlier cuts) on."""
+    last = cuts[-1] if cuts else 0
+    depth = 0
+    for m in _INLINE.finditer(body, last):       # a cut is inside a run of text: the scan resumes in that run
         tag = m.group(2)
         if tag is not None:
             if tag.lower() not in _VOID and not m.group(3):
@@ -79,23 +108,17 @@ def _paragraph_cuts(body: str, size: int) -> list[int]:
         if depth or body[m.start()] == "&":
             continue
         pos, end = max(m.start(), last + size), m.end()
-        ws = _SPACE.search(body, pos, end) if pos < end else None
-        word = -1                                           # the long run's length once no whitespace follows
         while pos < end:
-            if ws is not None and ws.start() < pos:
-                ws = _SPACE.search(body, pos, end)
+            ws = _SPACE.search(body, pos, min(end, pos + CUT_LOOK_CHARS))
             if ws is not None:
                 cut = ws.start()
-            else:                                           # no whitespace from pos to the run's end
-                if word < 0:
-                    word = end - max(m.start(), body.rfind(" ", m.start(), pos) + 1)
-                if word < 2 * RUN_BREAK_CHARS:
-                    break                                   # a word ends this run: look in the next one
-                cut = pos
-            if cut > last:
-                cuts.append(cut)
-                last = cut
-            pos = max(cut + 1, last + size)
+            elif pos + CUT_LOOK_CHARS <= end:
+                cut = pos                                   # inside a long run of text
+            else:
+                break                                       # the run ends soon: look in the next one
+            cuts.append(cut)
+            last = cut
+            pos = last + size
     return cuts
 
 

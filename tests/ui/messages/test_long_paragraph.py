@@ -9,8 +9,11 @@ import re
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from app.core.render.markdown import render_markdown
+from app.ui.messages import rich_text
 from app.ui.messages.markdown_view import PATCH_BUDGET_CHARS, MarkdownView
 from app.ui.messages.rich_text import JOIN, PARAGRAPH_PIECE_CHARS, joined, split_paragraph
 from app.ui.messages.segments import SEGMENT_CHARS
@@ -136,3 +139,25 @@ def test_pieces_a_patch_left_to_its_budget_are_painted_by_the_next_patches(qtbot
     once.set_text(text)
     assert v.toPlainText() == once.toPlainText()
     assert "Paragraph 5 with" in v.toPlainText() and "| 29 |" not in v.toPlainText()
+
+
+_PARTS = ["<em>", "</em>", "<code>", "</code>", "<br />", "&amp;", " ", "\n", "word", "x" * 30, "x" * 450, "x" * 900]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(_PARTS), max_size=60), st.lists(st.integers(0, 60), max_size=6),
+       st.sampled_from([40, 300, 1000]))
+@example(parts=["x" * 900, " ", "word"], ends=[1], size=40)       # a long run, then a space after it
+def test_a_growing_paragraph_is_cut_as_a_whole_scan_cuts_it(parts: list[str], ends: list[int], size: int) -> None:
+    """A growing paragraph keeps its cuts, and the cuts of a body that extends one cut before (resumed at that
+    one's last cut) are those of a scan of the whole body; a body that is not an extension is scanned whole."""
+    rich_text._RECENT.clear()
+    before: list[int] = []
+    for end in [*sorted(ends), len(parts)]:
+        body = "".join(parts[:end])
+        whole = rich_text._scan_cuts(body, size, [])
+        assert rich_text._paragraph_cuts(body, size) == whole, (end, body)
+        assert whole[:len(before)] == before, (end, body)      # the cuts before are kept as it grows
+        before = whole
+    other = "y" * 500 + "".join(parts)                      # not an extension of the bodies before
+    assert rich_text._paragraph_cuts(other, size) == rich_text._scan_cuts(other, size, [])
