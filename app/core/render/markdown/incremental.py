@@ -44,6 +44,7 @@ from app.core.render.markdown.lists import OpenList
 from app.core.render.markdown.parser import group_blocks, normalize, parse
 from app.core.render.markdown.quotes import OpenQuote
 from app.core.render.markdown.tables import OpenTable
+from app.core.render.markdown.words import OpenWord
 
 if TYPE_CHECKING:
     from app.core.render.lexer_pool import LexerPool
@@ -122,7 +123,7 @@ class MarkdownStream:
         self._tail_codes: list[str] = []
         self._fence: OpenFence | None = None
         self._table: OpenTable | None = None
-        self._block: OpenList | OpenQuote | None = None   # an open top-level list or quote at the end
+        self._block: OpenList | OpenQuote | OpenWord | None = None   # an open list, quote or word at the end
         self._finished = False
         self._render_t = 0.0
         self._render_cost = 0.0
@@ -493,7 +494,6 @@ class MarkdownStream:
             if self._table is None:
                 shown_partial = partial if show_partial else None
                 refs_added = len(env["references"]) != len(self._references)
-                self._block = (OpenList.open(tokens, self._lines, shown_partial, htmls, codes, self._renderer,
-                                             refs_added)
-                               or OpenQuote.open(tokens, self._lines, shown_partial, htmls, codes, self._renderer,
-                                                 refs_added))
+                opened = (tokens, self._lines, shown_partial, htmls, codes, self._renderer, refs_added)
+                self._block = (OpenList.open(*opened) or OpenQuote.open(*opened)
+                               or OpenWord.open(tokens, self._lines, shown_partial, htmls))

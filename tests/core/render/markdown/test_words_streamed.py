@@ -1,0 +1,65 @@
+"""An open paragraph that grows by letters is appended to, not parsed again (``words.OpenWord``): each render
+while it does shows the one-shot render of the text so far, and any chunking still ends in the one-shot render."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.core.render.markdown import IncrementalMarkdown, render_markdown
+from app.core.render.markdown import incremental as incremental_mod
+from app.core.render.markdown.words import OpenWord
+
+
+def _fast(md: IncrementalMarkdown) -> bool:
+    return isinstance(md._answer._block, OpenWord)
+
+
+def test_a_growing_word_is_appended_to_not_parsed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    parses: list[int] = []
+    real = incremental_mod.parse_tail
+
+    def counted(src: str, env: dict[str, Any]) -> Any:
+        parses.append(len(src))
+        return real(src, env)
+
+    monkeypatch.setattr(incremental_mod, "parse_tail", counted)
+    text = "A word: " + "x" * 60_000
+    md = IncrementalMarkdown(theme="light")
+    for i in range(0, len(text), 400):
+        md.feed(text[i:i + 400])
+        md.render()
+        assert md.html == render_markdown(text[:i + 400])
+    assert _fast(md)
+    assert len(parses) <= 2, parses            # the first renders, until it ends in 16 letters
+    md.feed(" and more\n\nafter\n")             # anything but letters: parsed again, as before
+    md.render()
+    md.finish()
+    assert md.html == render_markdown(text + " and more\n\nafter\n")
+
+
+#: Pieces of text where letters after letters might (but must not) change the parse: amounts of money, formulas,
+#: emphasis and ``_`` inside words, entities, code spans, line ends, a table or heading to come.
+_PARTS = ["x" * 20, "abc", "bn", "$4", "$", "_", "*", "**", "`", "&amp", ";", " ", "\n", "\n\n", "---", "|", "#",
+          "- ", "~~", "[", "](", ")", "\\", "<think>", "</think>", "1."]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.sampled_from(_PARTS), min_size=1, max_size=30), st.lists(st.integers(1, 40), min_size=1,
+                                                                             max_size=5))
+def test_any_text_streamed_shows_the_one_shot_render_while_appended_to(parts: list[str], sizes: list[int]) -> None:
+    text = "".join(parts)
+    md = IncrementalMarkdown(theme="light")
+    i = n = 0
+    while i < len(text):
+        size = sizes[n % len(sizes)]
+        md.feed(text[i:i + size])
+        md.render()
+        i, n = i + size, n + 1
+        if _fast(md):
+            assert md.html == render_markdown(text[:i]), text[:i]
+    md.finish()
+    assert md.html == render_markdown(text)
