@@ -88,6 +88,11 @@ class Message:
             m._taken = 1
         return m
 
+    def stored_shape(self) -> tuple[int, int] | None:
+        """``(characters, line ends)`` of a saved message's text not read yet (``app.core.history.lazy``), without
+        reading it; None for a message in memory (its ``text`` is there)."""
+        return None
+
     # streaming -----------------------------------------------------------------------------------------
     def append(self, text: str, generation_id: int | None = None) -> bool:
         """Add a chunk of text. Chunks tagged with another generation's id are dropped (returns False)."""
@@ -160,6 +165,7 @@ class Conversation:
         """
         system: list[str] = [self.system_prompt] if self.system_prompt else []
         turns: list[dict[str, str]] = []
+        read_all(self.messages)
         for m in self.messages:
             if m is upto:
                 break
@@ -203,3 +209,13 @@ class Conversation:
             if m.role is Role.USER:
                 return m
         return None
+
+
+def read_all(messages: list[Message]) -> None:
+    """Read the text of every saved message of ``messages`` not read yet, in one query (``app.core.history.lazy``:
+    a prompt or an export needs all of it; one query per message would cost ~30 µs each)."""
+    for m in messages:
+        read_many = getattr(type(m), "read_many", None)
+        if read_many is not None:
+            read_many(messages)
+            return

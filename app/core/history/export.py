@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from app.core.conversation import Conversation, Role
+from app.core.conversation import Conversation, Role, read_all
 from app.core.history import folders
 from app.core.history import timelines as timeline_store
 from app.core.history.clean import clean_text, clean_time
@@ -69,6 +69,7 @@ class ImportResult:
 def conversation_to_dict(store: Any, conv_id: int) -> dict[str, Any]:
     """One chat of ``store`` (an ``app.core.history.store.Store``) as a JSON-ready dict. Raises ``KeyError``."""
     conv: Conversation = store.load_conversation(conv_id)
+    read_all(conv.messages)          # the whole text, one query (messages are read on first use otherwise)
     row = store.db.execute("SELECT c.created, c.updated, c.pinned, f.name FROM conversations c "
                            "LEFT JOIN folders f ON f.id = c.folder_id WHERE c.id = ?", (conv_id,)).fetchone()
     timelines = timeline_store.load_chat(store.db, conv_id)

@@ -17,6 +17,7 @@ from typing import Any
 from app.core.conversation import Message, MessageStatus, Role
 from app.core.history.clean import clean_text, clean_time
 from app.core.history.columns import load_versions
+from app.core.text import decode_utf8
 
 log = logging.getLogger("brook.store")
 
@@ -119,3 +120,39 @@ def loads(v: Any) -> Any:
         return json.loads(v)
     except (ValueError, RecursionError):
         return None
+
+
+def light_fields(role_v: Any, status_v: Any) -> tuple[Role, MessageStatus] | None:
+    """Role and status of a row as ``message_from_tuple`` reads them (a reply still streaming when the app died:
+    ``stopped``), or None when either is unknown (the row is then read whole: it is damaged)."""
+    role = _ROLES.get(role_v) if isinstance(role_v, str) else None
+    status = _STATUSES.get(status_v) if isinstance(status_v, str) else None
+    if role is None or status is None:
+        return None
+    return role, status if status.final else MessageStatus.STOPPED
+
+
+def rows(db: sqlite3.Connection, sql: str, args: tuple[Any, ...]) -> list[Any]:
+    """``sql``'s rows as plain tuples. Text is decoded by SQLite's own strict UTF-8 decoder; only rows with invalid
+    UTF-8 in them (written by another program) are read again with U+FFFD for the bad bytes."""
+    db.text_factory = str           # strict, in C: a row's text then needs no check for lone surrogates
+    try:
+        cur = db.cursor()
+        cur.row_factory = None      # plain tuples in MESSAGE_COLUMNS' order (a Row looks names up: slow)
+        return cur.execute(sql, args).fetchall()
+    except sqlite3.OperationalError as exc:
+        if "decode" not in str(exc):
+            raise
+        db.text_factory = decode_utf8          # invalid UTF-8 somewhere: U+FFFD for the bad bytes
+        cur = db.cursor()
+        cur.row_factory = None
+        return cur.execute(sql, args).fetchall()
+    finally:
+        db.text_factory = decode_utf8
+
+
+def gone(mid: int) -> Message:
+    """A message whose row went between two reads (another program deleted it)."""
+    m = Message(Role.ASSISTANT, "", status=MessageStatus.ERROR, error="This message is no longer in the history file.")
+    m.db_id = mid
+    return m

@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.core.conversation import Conversation, Message
+from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.core.history import folders as folder_store
 from app.core.history import timelines as timeline_store
-from app.core.history.clean import clean_text, clean_time
+from app.core.history.clean import MAX_TIME, clean_text, clean_time
 from app.core.history.columns import ensure_columns, versions_json
 from app.core.history.folders import FolderInfo
+from app.core.history.lazy import LIGHT_SQL, BodySource, ensure_shapes, has_shapes, stored
 from app.core.history.recovery import (
     Restored,
     backup_offer,
@@ -34,7 +35,7 @@ from app.core.history.recovery import (
     restore_backup,
     start_daily_backup,
 )
-from app.core.history.rows import MESSAGE_COLUMNS, loads, message_from_tuple, schema_module
+from app.core.history.rows import MESSAGE_COLUMNS, gone, light_fields, loads, message_from_tuple, rows, schema_module
 from app.core.history.search import (
     SearchHit,
     TitleHit,
@@ -49,8 +50,9 @@ from app.core.text import decode_utf8, valid_text
 
 log = logging.getLogger("brook.store")
 #: 1: chats and messages; 2: each reply's stream timeline (``timelines``, app.core.history.timelines); 3: folders
-#: and pinned chats (``folders``, ``conversations.pinned`` / ``folder_id``: app.core.history.folders)
-SCHEMA_VERSION = 4
+#: and pinned chats (``folders``, ``conversations.pinned`` / ``folder_id``: app.core.history.folders); 4: an index
+#: of the unfinished replies; 5: each message's text size (``message_shapes``: app.core.history.lazy)
+SCHEMA_VERSION = 5
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS conversations (
@@ -104,6 +106,9 @@ class Store:
         self.on_problem: Callable[[str], None] | None = None
         #: where the daily backups of this history are (``open_or_recover``'s ``backups``; default: next to it)
         self.backups = Path(str(path)).parent / "backups"
+        #: reads the messages ``load_conversation`` hands out unread (None: every message is read at once)
+        self.bodies: BodySource | None = None
+        self._reading_pending = False        # the rows are about to go: read them without repairing
         self.db = self._connect()
 
     def _connect(self) -> sqlite3.Connection:
@@ -123,11 +128,15 @@ class Store:
         if self.read_only:
             self.has_fts = has_search_index(db)
             self.has_folders = _has_folders(db)       # an older file shown read-only has none (no migration)
-            return db
-        if str(self.path) != ":memory:":
-            db.execute("PRAGMA journal_mode = WAL")
-            db.execute("PRAGMA synchronous = NORMAL")
-        self.migrate()
+        else:
+            if str(self.path) != ":memory:":
+                db.execute("PRAGMA journal_mode = WAL")
+                db.execute("PRAGMA synchronous = NORMAL")
+            self.migrate()
+        if self.bodies is not None:
+            self.bodies.close()
+        lazy = str(self.path) != ":memory:" and has_shapes(db)     # (another thread cannot open a memory one)
+        self.bodies = BodySource(self._own_read, self._read_messages, str(self.path)) if lazy else None
         return db
 
     @classmethod
@@ -231,6 +240,7 @@ class Store:
         """Damage found during the session: save what can be read into a new file, reopen it, set and
         return ``problem`` (and tell ``on_problem``)."""
         path = Path(self.path)
+        self._read_pending()
         self.db.close()
         try:
             r = recover(path, type(self))
@@ -248,6 +258,7 @@ class Store:
     def restore_backup(self, backup: Path) -> Restored:
         """Make the daily backup ``backup`` this history (``app.core.history.recovery.restore_backup``: the file it
         replaces is kept aside). Raises ``HistoryError`` with a sentence (nothing changed)."""
+        self._read_pending()
         return restore_backup(self, backup)
 
     def latest_backup(self) -> tuple[Path, int] | None:
@@ -264,6 +275,8 @@ class Store:
             folder_store.ensure_table(self.db)
         if version < 4:
             ensure_unfinished_index(self.db)
+        if version < 5:
+            ensure_shapes(self.db)
         if version < SCHEMA_VERSION:
             self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         ensure_columns(self.db)
@@ -282,7 +295,30 @@ class Store:
         return search_chat_titles(self.db, query, limit)
 
     def close(self) -> None:
+        self._read_pending()
+        if self.bodies is not None:
+            self.bodies.close()
         self.db.close()
+
+    def _read_pending(self, conv_id: int | None = None, message_id: int | None = None) -> None:
+        """Read the messages handed out unread (of chat ``conv_id``, or message ``message_id``; default all): their
+        rows are about to be deleted, or the file replaced or closed. A read that fails leaves them as they are."""
+        if self.bodies is None:
+            return
+        self._reading_pending = True
+        try:
+            self.bodies.read_pending(lambda m: (conv_id is None or m.__dict__.get("_conv_id") == conv_id)
+                                     and (message_id is None or m.__dict__.get("db_id") == message_id))
+        finally:
+            self._reading_pending = False
+
+    def read_messages(self, ids: list[int]) -> dict[int, Message]:
+        """Messages ``ids`` read in full, by row id (a row no longer there is missing): what a message
+        ``load_conversation`` handed out reads on first use (``app.core.history.lazy``)."""
+        return self._read_messages(self.db, ids)
+
+    def _own_read(self, ids: list[int]) -> dict[int, Message]:
+        return self._read_messages(self.db, ids) if self._reading_pending else self.read_messages(ids)
 
     # conversations -------------------------------------------------------------------------------------
     def create_conversation(self, conv: Conversation) -> int:
@@ -305,6 +341,7 @@ class Store:
                         (conv.system_prompt, conv.preset, _dumps(conv.params), conv.id))
 
     def delete_conversation(self, conv_id: int) -> None:
+        self._read_pending(conv_id=conv_id)     # (an undo saves them again: their text must be in memory)
         self.db.execute("DELETE FROM conversations WHERE id = ?", (conv_id,))
 
     def list_conversations(self) -> list[ConversationInfo]:
@@ -351,9 +388,9 @@ class Store:
         """Load a conversation; raises ``KeyError`` when there is none with that id. A reply that was still
         streaming when the app died comes back as ``stopped`` with the text saved so far.
 
-        Cost: one query, then per row only what a ``Message`` needs (opening a 1,000-pair chat of 2-8 KB replies:
-        ``python -m app.bench history``). Text is decoded by SQLite's own strict UTF-8 decoder; only a chat with
-        invalid UTF-8 in it (written by another program) is read again with U+FFFD for the bad bytes."""
+        Cost: one query of a small index and table; each message's text and details are read on first use
+        (``app.core.history.lazy``: opening a 1,000-pair chat of 2-8 KB replies, ``python -m app.bench history``).
+        A file without the text sizes (shown read-only, never upgraded; or in memory) is read whole."""
         row = self.db.execute("SELECT * FROM conversations WHERE id = ?", (conv_id,)).fetchone()
         if row is None:
             raise KeyError(conv_id)
@@ -361,23 +398,42 @@ class Store:
         conv = Conversation(title=clean_text(row["title"]) or "", system_prompt=clean_text(row["system_prompt"]),
                             id=row["id"], preset=clean_text(row["preset"]),
                             params=schema.clean_params(loads(row["params"]), f"chat {conv_id}: params"))
+        if self.bodies is not None:
+            conv.messages = self._light_messages(conv_id)
+            return conv
         sql = f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM messages WHERE conversation_id = ? ORDER BY id"
-        self.db.text_factory = str      # strict, in C: a row's text then needs no check for lone surrogates
-        try:
-            cur = self.db.cursor()
-            cur.row_factory = None      # plain tuples in MESSAGE_COLUMNS' order (a Row looks names up: slow)
-            rows = cur.execute(sql, (conv_id,)).fetchall()
-        except sqlite3.OperationalError as exc:
-            if "decode" not in str(exc):
-                raise
-            self.db.text_factory = decode_utf8          # invalid UTF-8 somewhere: U+FFFD for the bad bytes
-            cur = self.db.cursor()
-            cur.row_factory = None
-            rows = cur.execute(sql, (conv_id,)).fetchall()
-        finally:
-            self.db.text_factory = decode_utf8
-        conv.messages = [message_from_tuple(r, schema) for r in rows]
+        conv.messages = [message_from_tuple(r, schema) for r in rows(self.db, sql, (conv_id,))]
         return conv
+
+    def _light_messages(self, conv_id: int) -> list[Message]:
+        """Chat ``conv_id``'s messages from the index and the sizes table, each read on first use
+        (``app.core.history.lazy``); a row whose role, status, time or size is odd is read at once (it may be
+        damaged). ~5 ms for 2,000 messages (``python -m app.bench history``)."""
+        bodies = self.bodies
+        assert bodies is not None
+        kinds: dict[tuple[Any, Any], tuple[Role, MessageStatus] | None] = {}     # (a chat has 2-4 kinds)
+        out: list[Message | int] = []
+        odd: list[int] = []
+        for mid, role_v, status_v, created, chars, lines in rows(self.db, LIGHT_SQL, (conv_id,)):
+            key = (role_v, status_v)
+            kind = kinds[key] if key in kinds else kinds.setdefault(key, light_fields(role_v, status_v))
+            if kind is None or chars is None or type(created) is not float or not 0.0 <= created <= MAX_TIME:
+                odd.append(mid)
+                out.append(mid)
+            else:
+                out.append(stored(bodies, mid, conv_id, kind, created, (chars, lines)))
+        bodies.prune()
+        if not odd:
+            return out        # type: ignore[return-value]
+        full = self._read_messages(self.db, odd)
+        return [full.get(m, gone(m)) if isinstance(m, int) else m for m in out]
+
+    def _read_messages(self, db: sqlite3.Connection, ids: list[int]) -> dict[int, Message]:
+        """Messages ``ids`` read in full through ``db`` (this store's connection, or another thread's), by row id
+        (a row no longer there is missing)."""
+        schema = schema_module()
+        sql = f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM messages WHERE id IN ({', '.join('?' * len(ids))})"
+        return {r[0]: message_from_tuple(r, schema) for r in rows(db, sql, tuple(ids))}
 
     # messages ------------------------------------------------------------------------------------------
     def save_timeline(self, message_id: int, timeline: dict[str, Any] | bytes) -> int:
@@ -391,6 +447,7 @@ class Store:
         return timeline_store.load(self.db, message_id)
 
     def delete_message(self, message_id: int) -> None:
+        self._read_pending(message_id=message_id)
         self.db.execute("DELETE FROM messages WHERE id = ?", (message_id,))
 
     def save_message(self, conv: Conversation, msg: Message) -> None:

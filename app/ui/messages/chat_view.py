@@ -428,7 +428,8 @@ class ChatView(QAbstractScrollArea):
         if self._render_now or self._overscan or it.message is None:     # not a scroll step
             return True
         left_ms = (self._budget_until - time.perf_counter()) * 1000.0
-        return left_ms * PREVIEW_CHARS_PER_MS >= len(it.message.text)
+        shape = it.message.stored_shape()       # (a saved message not read yet: its stored size, nothing read)
+        return left_ms * PREVIEW_CHARS_PER_MS >= (shape[0] if shape is not None else len(it.message.text))
 
     def _drop_far(self, top: int, vh: int) -> None:
         """Give back the widgets more than a screen away from the viewport (scrolling back a little is free)."""

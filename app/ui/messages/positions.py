@@ -43,15 +43,21 @@ class ListItem:
     _counted: tuple[str, int] = ("", 0)              # (text, its line ends): a new width does not count again
 
     def estimate(self, width: int) -> int:
-        """A height guess before the widget exists (px): ~8 px per character, 19 px a line, plus the header."""
+        """A height guess before the widget exists (px): ~8 px per character, 19 px a line, plus the header. A
+        saved message not read yet is estimated from its stored size (``Message.stored_shape``: nothing is read)."""
         if self._guess[0] == width:
             return self._guess[1]
-        text = self.message.text if self.message is not None else (self.notice or ("", ""))[0]
         per_line = max(20, width // 8)
-        if self._counted[0] is not text:
-            self._counted = (text, text.count("\n"))
+        shape = self.message.stored_shape() if self.message is not None else None
+        if shape is not None:
+            chars, ends = shape
+        else:
+            text = self.message.text if self.message is not None else (self.notice or ("", ""))[0]
+            if self._counted[0] is not text:
+                self._counted = (text, text.count("\n"))
+            chars, ends = len(text), self._counted[1]
         # the text's lines plus its wrapped lines, counted in C (a per-line loop cost 0.3 s for 1,000 replies)
-        lines = self._counted[1] + 1 + len(text) // per_line if text else 1
+        lines = ends + 1 + chars // per_line if chars else 1
         guess = 40 + 19 * lines
         self._guess = (width, guess)
         return guess

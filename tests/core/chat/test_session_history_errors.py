@@ -58,4 +58,5 @@ def test_damage_found_while_opening_a_chat_is_repaired_and_said(tmp_path: Path) 
     session = ChatSession(ScriptedEngine(), AppSettings(), Store(path), listener=seen)
     for conv_id in range(1, 41):
         session.open_conversation(conv_id)       # never raises
+        assert all(isinstance(m.text, str) for m in session.conversation.messages)   # (read on first use)
     assert any("damaged" in n for n in seen.notices) and seen.history_changes >= 1

@@ -118,8 +118,9 @@ def test_damage_found_by_a_later_read_is_repaired(tmp_path: Path) -> None:
     store = Store(path)                         # opened without the start-up check: damage shows up later
     store.on_problem = seen.append
     chats = store.list_conversations()
-    loaded = [store.load_conversation(info.id) for info in chats]   # reaches the bad pages: repaired, retried
-    assert seen and "damaged" in seen[0] and store.problem == seen[0]
+    loaded = [store.load_conversation(info.id) for info in chats]
+    texts = [m.text for conv in loaded for m in conv.messages]      # reaches the bad pages: repaired, retried
+    assert texts and seen and "damaged" in seen[0] and store.problem == seen[0]
     assert damage(store.db) is None and len(loaded) == len(chats)
     store.close()
 
