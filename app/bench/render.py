@@ -229,9 +229,12 @@ def measure_window(chunks: list[str], chunks_per_s: float, *, inspector: bool = 
 
     Frame interval: the time between two firings of the render tick's timer (``Coalescer.timer``) from the first
     paint of the reply until its last chunk is painted, each stamped when that firing's tick has returned (the
-    bench's slot is connected after the tick's: the frame's text is in the view then) — a late firing is a
-    frame the window missed, whatever kept the loop busy (the tick itself, painting, the consumer, layout), and
-    a tick that costs more than the one before stretches its interval by the difference. The window runs with
+    bench's slot is connected after the tick's: the frame's text is in the view then, and its paint is the next
+    thing the loop does) — a late firing is a frame the window missed, whatever kept the loop busy (the tick's
+    work, painting, the consumer, layout). The window's tick is paced (``app.ui.messages.pacing``): the firing
+    shows the frame whose work was done after the previous one's paint (the window's paints held until then),
+    so the work's cost shows here only when it makes a firing late; unpaced, a tick that costs more than the
+    one before stretches its interval by the difference. The window runs with
     the app's GIL switch interval (``tune_switch_interval``, as the launcher sets it). ``tick_ms_*``: the cost of
     the ticks that painted the reply (``StreamMetrics.tick_cost``). ``e2e_ratio``: the scripted producer's schedule
     ((chunks − 1) ÷ rate) ÷ (last chunk painted − first chunk produced); ≥ 0.99 means the screen kept up.

@@ -18,6 +18,13 @@ fixed cost the slice cannot bound) doubles the interval (fewer, larger renders),
 ``MIN_INTERVAL_MS``. (At more than half the interval, a 9 ms tick made the next frames 32 ms apart: 18 of 237 in
 the render bench at 5,000 tokens/s.) The idea is qutebrowser's ``misc/throttle.py``, made adaptive and
 time-sliced.
+
+In the window the tick is **paced** (``PACED``, ``app.ui.messages.pacing``): the work of a frame (the slices
+above) runs in the loop turn after the previous frame's paint, with the window's paints held, and the timer's
+next firing — the *beat* — only shows it. The frames then keep the timer's grid: a frame's interval no longer
+carries the difference between two ticks' costs (2-8 ms, as noisy as white noise: predicting it from the last
+ticks made it worse), only the lateness of a firing when the work, the paint and the rest of the loop took
+longer than the interval. The price is up to one interval of latency for text that arrives after a frame's work.
 """
 
 from __future__ import annotations
@@ -28,9 +35,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtWidgets import QWidget
 
 from app.core.conversation import Message
 from app.core.streaming.metrics import StreamMetrics
+from app.ui.messages.pacing import FrameHold
 
 #: ~60 Hz, a display frame.
 MIN_INTERVAL_MS = 16
@@ -61,6 +70,10 @@ STOP_PAINT_CHARS = 8_192
 #: window without vsync delivers its update request 5 ms after the first change: ``QT_QPA_UPDATE_IDLE_TIME``),
 #: so the frame's paint follows its tick and is over before the next tick is due.
 PRESENT_AT_ONCE = True
+#: Frame pacing (``app.ui.messages.pacing``), for a coalescer whose parent is a widget: a tick's work is done in
+#: the loop turn after the previous frame's paint, with the window's paints held, and shown at the next firing of
+#: the timer, so the frames keep the timer's grid whatever the work costs (below: *the beat*).
+PACED = True
 
 
 @dataclass(eq=False)
@@ -92,6 +105,13 @@ class Coalescer(QObject):
     Signals: ``painted(reply, n_chunks)`` after a tick painted new text of ``reply``.
     ``ticks`` counts ticks that painted new text (all replies); ``last_tick_ms`` is the cost of the last one.
 
+    **Paced** (``PACED``, a widget parent; ``paced`` overrides it): a firing of the timer (the *beat*) shows the
+    frame made since the beat before — it releases the window's held paints (:class:`FrameHold`) and stamps the
+    replies' metrics — then the next frame's work (feed, patch) runs in the loop turn after that paint, with the
+    window's paints held until the next beat. A frame then reaches the screen one interval after its text was
+    taken, at a beat, instead of at a beat plus its work's cost. Unpaced (no widget parent: the tests' default),
+    a firing does the work and has the window paint at once.
+
     ``timer`` (tests) replaces the ``QTimer``: any object with ``timeout`` (a signal), ``setInterval``,
     ``setTimerType``, ``start``, ``stop`` and ``isActive``; ``clock`` (seconds, default ``time.perf_counter``)
     times the ticks, so a test can make a tick cost what it wants.
@@ -100,9 +120,14 @@ class Coalescer(QObject):
     painted = Signal(object, int)
 
     def __init__(self, parent: QObject | None = None, *, timer: Any = None,
-                 clock: Callable[[], float] = time.perf_counter) -> None:
+                 clock: Callable[[], float] = time.perf_counter, paced: bool | None = None) -> None:
         super().__init__(parent)
         self._clock = clock
+        self._paced = PACED if paced is None else paced
+        self._hold: FrameHold | None = None      # paced: the window's paints, held between a frame's work and beat
+        self._work_due = False                   # paced: the next frame's work is posted
+        self._deferring = False                  # paced: in a frame's work (its paints are stamped at the beat)
+        self._unshown: list[tuple[StreamMetrics | None, int, float]] = []   # (metrics, chunks, cost s) made, not shown
         self._timer = timer if timer is not None else QTimer(self)
         self._timer.setTimerType(Qt.TimerType.PreciseTimer)
         self._timer.setInterval(MIN_INTERVAL_MS)
@@ -173,11 +198,12 @@ class Coalescer(QObject):
 
     def _tick_soon(self) -> None:
         self._soon = False
-        self.tick()
+        self._work(present=True)
 
     def flush(self, reply: Message) -> int:
         """Paint what has arrived for ``reply`` right now, backlog included, in one go (Stop: what arrived before
         it is shown at once); returns the chunks painted."""
+        self._show()
         t = self._targets.get(reply.id)
         if t is None or t.frozen:
             return 0
@@ -198,11 +224,13 @@ class Coalescer(QObject):
                 self._paint(t, None)
         self.detach(reply)
         done()
+
     def stop(self, reply: Message) -> bool:
-        """Stop: paint what arrived for ``reply`` now if it is at most ``STOP_PAINT_CHARS`` (the usual case),
-        then freeze it (nothing more is painted, whatever arrives). Returns False when more had arrived than
-        that: it is not painted (one patch of it could take seconds) and the caller shows the stopped reply as
-        a finished message instead (preview, then rendered in slices)."""
+        """Stop: show a frame made and not shown yet (paced), paint what arrived for ``reply`` now if it is at
+        most ``STOP_PAINT_CHARS`` (the usual case), then freeze it (nothing more is painted, whatever arrives).
+        Returns False when more had arrived than that: it is not painted (one patch of it could take seconds) and
+        the caller shows the stopped reply as a finished message instead (preview, then rendered in slices)."""
+        self._show()                         # a frame made and not shown yet: shown before the Stop
         t = self._targets.get(reply.id)
         if t is None or t.frozen:
             return True
@@ -233,6 +261,10 @@ class Coalescer(QObject):
         self._targets.pop(reply.id, None)
         if not self._targets:
             self._timer.stop()
+            self._show()                         # a frame made and not shown yet: now (no beat comes)
+            if self._hold is not None:
+                self._hold.remove()
+                self._hold = None
 
     def tracked(self, reply: Message) -> bool:
         return reply.id in self._targets
@@ -303,7 +335,9 @@ class Coalescer(QObject):
         rid = t.reply.id
         self._painted_chunks[rid] = self._painted_chunks.get(rid, 0) + n
         metrics = t.metrics
-        if metrics is not None:
+        if self._deferring:
+            self._unshown.append((metrics, n, t1 - t0))   # stamped when it is shown, at the beat
+        elif metrics is not None:
             metrics.on_painted(t1, n, t1 - t0)
         self.painted.emit(t.reply, n)
         if t.on_finished is not None and not t.waiting and not t.backlog_chunks:
@@ -313,6 +347,56 @@ class Coalescer(QObject):
         return n
 
     def tick(self) -> None:
+        """A firing of the timer. Paced: show the frame made since the last one, then post the next frame's work
+        (after the paint this beat asked for). Unpaced, or at an interval stretched by expensive ticks (the
+        window's paints are not held that long: typing would echo late): do the work and have the window paint."""
+        if self._frame_hold() is None or self.interval_ms > MIN_INTERVAL_MS:
+            self._show()
+            self._work(present=True)
+            return
+        self._show()
+        if self._targets and not self._work_due:
+            self._work_due = True
+            QTimer.singleShot(0, self, self._paced_work)
+
+    def _frame_hold(self) -> FrameHold | None:
+        parent = self.parent()
+        if not self._paced or not isinstance(parent, QWidget):
+            return None
+        if self._hold is None:
+            self._hold = FrameHold(parent.window())
+        return self._hold
+
+    def _paced_work(self) -> None:
+        """The work of the next frame, its paints held until the next beat (nothing painted: nothing held)."""
+        self._work_due = False
+        hold = self._frame_hold()
+        if hold is None or not self._targets:
+            return
+        hold.hold()
+        self._deferring = True
+        try:
+            painted = self._work(present=False)
+        finally:
+            self._deferring = False
+        if not painted and not self._unshown and hold.held:
+            hold.release(present=hold.swallowed > 0)
+
+    def _show(self) -> None:
+        """The beat: the frame made since the last one reaches the screen (its metrics stamped now)."""
+        unshown, self._unshown = self._unshown, []
+        if unshown:
+            now = self._clock()
+            for metrics, n, cost_s in unshown:
+                if metrics is not None:
+                    metrics.on_painted(now, n, cost_s)
+        hold = self._hold
+        if hold is not None and hold.held:
+            hold.release(present=bool(unshown) or hold.swallowed > 0)
+
+    def _work(self, present: bool) -> bool:
+        """Feed and patch each reply's next slice; ``present``: have the window paint it now. True when
+        anything was painted."""
         t0 = self._clock()
         any_painted = False
         live = [t for t in self._targets.values() if not t.frozen]
@@ -324,7 +408,8 @@ class Coalescer(QObject):
                 cut = cut or t.waiting > 0
         cost_ms = (self._clock() - t0) * 1000.0
         if any_painted:
-            self._present()
+            if present:
+                self._present()
             self.ticks += 1
             self.last_tick_ms = cost_ms
             # adapt: expensive ticks → fewer, larger renders; cheap ticks → back to frame rate
@@ -334,10 +419,13 @@ class Coalescer(QObject):
             elif cost_ms < self.interval_ms / 8 and self.interval_ms > MIN_INTERVAL_MS:
                 self.interval_ms = max(MIN_INTERVAL_MS, self.interval_ms // 2)
                 self._timer.setInterval(self.interval_ms)
-
+        return any_painted
 
     def _present(self) -> None:
         """Have the window this tick changed paint in the next loop turn (see ``PRESENT_AT_ONCE``)."""
+        if self._hold is not None and self._hold.held:
+            self._show()                      # paced, between a frame's work and its beat: all of it now
+            return
         parent = self.parent()
         if PRESENT_AT_ONCE and parent is not None and hasattr(parent, "window"):
             QCoreApplication.postEvent(parent.window(), QEvent(QEvent.Type.UpdateRequest))

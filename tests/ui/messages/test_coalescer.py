@@ -244,7 +244,7 @@ def test_a_catch_up_slice_costs_at_most_catch_up_tick_ms_when_the_cost_grows_wit
 
 
 def test_a_tick_that_painted_has_its_window_paint_in_the_next_loop_turn(qapp) -> None:
-    """Not after Qt's update delay: the window gets its update request from the tick's loop turn."""
+    """Unpaced, not after Qt's update delay: the window gets its update request from the tick's loop turn."""
     from PySide6.QtCore import QEvent, QObject
     from PySide6.QtWidgets import QWidget
 
@@ -259,7 +259,7 @@ def test_a_tick_that_painted_has_its_window_paint_in_the_next_loop_turn(qapp) ->
     window, timer, clock = QWidget(), FakeTimer(), FakeClock()
     requests = Requests()
     window.installEventFilter(requests)
-    co = Coalescer(window, timer=timer, clock=clock)
+    co = Coalescer(window, timer=timer, clock=clock, paced=False)
     r, view = reply(), View(clock)
     co.attach(r, view.feed, view.paint)
     timer.fire()                      # nothing arrived: nothing to show, no request
@@ -321,3 +321,149 @@ def test_the_first_chunk_is_painted_in_the_next_loop_turn_not_at_the_next_tick(p
     co.paint_soon(frozen)
     qapp.processEvents()
     assert fview.paints == 0
+
+
+class _Requests:
+    """Counts the update requests that reach ``window`` (an event filter installed before the coalescer's)."""
+
+    def __init__(self, window) -> None:  # type: ignore[no-untyped-def]
+        from PySide6.QtCore import QEvent, QObject
+
+        class Filter(QObject):
+            n = 0
+
+            def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+                if event.type() == QEvent.Type.UpdateRequest:
+                    self.n += 1
+                return False
+
+        self.filter = Filter()
+        window.installEventFilter(self.filter)
+
+    @property
+    def n(self) -> int:
+        return self.filter.n
+
+
+def _ask_paint(window) -> None:  # type: ignore[no-untyped-def]
+    """What Qt does when a widget of ``window`` changed: an update request posted to the window."""
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    QCoreApplication.postEvent(window, QEvent(QEvent.Type.UpdateRequest))
+
+
+def test_paced_a_frame_is_made_after_the_beat_and_shown_at_the_next_one(qapp) -> None:
+    """Paced (a widget parent): a firing posts the frame's work; the work's paints are held; the next firing
+    shows it (one update request) and stamps the reply's metrics then, not when the work was done."""
+    from PySide6.QtWidgets import QWidget
+
+    window, timer, clock = QWidget(), FakeTimer(), FakeClock()
+    requests = _Requests(window)
+    co = Coalescer(window, timer=timer, clock=clock)
+    r, view, metrics = reply(), View(clock, cost_s=0.004), StreamMetrics()
+    co.attach(r, view.feed, view.paint, metrics)
+    r.append("Hello")
+    timer.fire()                      # the beat: nothing made yet; the work is posted
+    assert view.fed == []
+    qapp.processEvents()              # the loop turn after the beat's paint: the work
+    assert view.fed == ["Hello"] and co.ticks == 1 and not metrics.painted
+    _ask_paint(window)                # the patch asked for a paint: held until the beat
+    qapp.processEvents()
+    assert requests.n == 0
+    clock.advance(0.012)
+    beat = clock()
+    timer.fire()                      # the next beat shows it
+    assert list(metrics.painted) == [beat] and list(metrics.tick_cost) == [pytest.approx(0.004)]
+    r.append(" world")
+    qapp.processEvents()              # its paint, then the next frame's work
+    assert requests.n == 1 and view.fed == ["Hello", " world"] and len(metrics.painted) == 1
+    window.deleteLater()
+
+
+def test_paced_a_beat_with_nothing_made_holds_nothing(qapp) -> None:
+    from PySide6.QtWidgets import QWidget
+
+    window, timer, clock = QWidget(), FakeTimer(), FakeClock()
+    requests = _Requests(window)
+    co = Coalescer(window, timer=timer, clock=clock)
+    r, view = reply(), View(clock)
+    co.attach(r, view.feed, view.paint)
+    timer.fire()
+    qapp.processEvents()              # the work found nothing: the window paints as it would
+    _ask_paint(window)
+    qapp.processEvents()
+    assert view.paints == 0 and requests.n == 1
+    window.deleteLater()
+
+
+def test_paced_the_last_detach_shows_the_frame_made_at_once(qapp) -> None:
+    """No beat comes once the last reply is detached (the timer stops): what was made is shown then, and the
+    window's paints are no longer held."""
+    from PySide6.QtWidgets import QWidget
+
+    window, timer, clock = QWidget(), FakeTimer(), FakeClock()
+    requests = _Requests(window)
+    co = Coalescer(window, timer=timer, clock=clock)
+    r, view, metrics = reply(), View(clock), StreamMetrics()
+    co.attach(r, view.feed, view.paint, metrics)
+    r.append("last")
+    timer.fire()
+    qapp.processEvents()
+    assert view.fed == ["last"] and not metrics.painted
+    _ask_paint(window)
+    clock.advance(0.005)
+    co.detach(r)
+    assert list(metrics.painted) == [clock()] and not timer.isActive()
+    qapp.processEvents()
+    assert requests.n == 1            # the frame, once (the held request was not delivered again)
+    _ask_paint(window)
+    qapp.processEvents()
+    assert requests.n == 2
+    window.deleteLater()
+
+
+def test_paced_stop_shows_the_frame_made_before_it(qapp) -> None:
+    """Stop counts what was painted when it was pressed (``Generation.painted_at_stop``): a frame made before it
+    is shown and stamped then, not at the next beat, after the Stop."""
+    from PySide6.QtWidgets import QWidget
+
+    window, timer, clock = QWidget(), FakeTimer(), FakeClock()
+    co = Coalescer(window, timer=timer, clock=clock)
+    r, view, metrics = reply(), View(clock), StreamMetrics()
+    co.attach(r, view.feed, view.paint, metrics)
+    r.append("made")
+    timer.fire()
+    qapp.processEvents()
+    assert view.fed == ["made"] and not metrics.painted
+    r.append(" then stopped")
+    assert co.stop(r)
+    assert view.fed == ["made", " then stopped"] and len(metrics.painted) == 2
+    window.deleteLater()
+
+
+def test_paced_only_at_the_frame_rate_not_at_a_stretched_interval(qapp) -> None:
+    """Expensive ticks stretch the interval (up to 100 ms): the window's paints are not held that long (a key
+    typed meanwhile would echo late); those firings do the work and paint at once."""
+    from PySide6.QtWidgets import QWidget
+
+    window, timer, clock = QWidget(), FakeTimer(), FakeClock()
+    requests = _Requests(window)
+    co = Coalescer(window, timer=timer, clock=clock)
+    r, view = reply(), View(clock, cost_s=0.040)
+    co.attach(r, view.feed, view.paint)
+    r.append("slow")
+    timer.fire()
+    qapp.processEvents()                        # paced work: 40 ms, the interval doubles
+    assert co.interval_ms > MIN_INTERVAL_MS and view.fed == ["slow"]
+    timer.fire()                                # shows it
+    qapp.processEvents()
+    assert requests.n == 1
+    r.append(" more")
+    timer.fire()                                # stretched: the work in the firing, painted at once
+    assert view.fed == ["slow", " more"]
+    qapp.processEvents()
+    assert requests.n == 2
+    _ask_paint(window)                          # nothing held
+    qapp.processEvents()
+    assert requests.n == 3
+    window.deleteLater()
