@@ -113,6 +113,8 @@ BUDGETS = [
     Budget("history", "open_streaming_ms", "<=", 50.0, "open a chat whose reply streams: shown (ms)"),
     Budget("history", "open_streaming_rendered_ms", "<=", 150.0,
            "open a chat whose reply streams: caught up with the text so far (ms)"),
+    Budget("history", "open_ratio_1000_vs_10", "<=", 3.0, "open a 1,000-pair chat ÷ a 10-pair one (shown)"),
+    Budget("history", "rss_growth_mb_1000", "<=", 150.0, "memory after opening and scrolling 1,000 pairs (MB)"),
     Budget("idle", "wakeups_per_s", "<=", 2.0, "idle window: main-thread wake-ups per second"),
     Budget("startup", "window_shown_ratio", "<=", 3.0, "launch → window shown ÷ a bare PySide6 window"),
     Budget("startup", "model_window_shown_ratio", "<=", 1.10,

@@ -120,6 +120,15 @@ def test_every_budget_of_a_bench_is_a_figure_it_really_writes(bench: str, args: 
     assert checked and None not in checked.values(), checked
 
 
+def test_the_reports_history_budgets_are_the_history_benchs_own() -> None:
+    """The bench checks its own ``BUDGETS``; the report must check the same keys and limits (it once looked for
+    keys the bench never wrote, and lacked two of its budgets)."""
+    from app.bench.history import BUDGETS as BENCH
+
+    assert {b.key: b.limit for b in BUDGETS if b.bench == "history"} == BENCH
+    assert all(b.op == "<=" for b in BUDGETS if b.bench == "history")
+
+
 @pytest.mark.slow
 def test_every_history_budget_is_a_figure_the_history_bench_writes(tmp_path: Path) -> None:
     checked = _measured("history", ["--pairs", "10,1000"], tmp_path)
