@@ -111,8 +111,14 @@ def heights_in(col: tuple[int, int]) -> Callable[[ListItem], int]:
         h = it.heights.get(w)
         if h is not None:
             return h
-        if it.widget is None and it._guess[0] == w:
-            return it._guess[1]
+        if it.widget is None:
+            if it._guess[0] == w:
+                return it._guess[1]
+            shape = m.stored_shape() if m is not None else None
+            if shape is not None:    # a saved message not read yet (:meth:`ListItem.estimate`, without the calls)
+                guess = 40 + 19 * (shape[1] + 1 + shape[0] // max(20, w // 8) if shape[0] else 1)
+                it._guess = (w, guess)
+                return guess
         return it.height(w)
 
     return height

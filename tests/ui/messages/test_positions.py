@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from app.core.conversation import Message, Role
@@ -28,3 +30,25 @@ def test_positions_from_heights_in() -> None:
     total = pos.update(rows, heights_in(col))
     assert pos.tops == sorted(pos.tops) and total == pos.tops[-1] + pos.placed[-1] + 12
     assert pos.placed == [it.height(row_box(it, col)[1]) for it in rows]
+
+
+@pytest.mark.parametrize("col", [(16, 900), (0, 300)])
+def test_a_saved_message_not_read_yet_is_estimated_from_its_stored_size_as_if_read(tmp_path: Path,
+                                                                                col: tuple[int, int]) -> None:
+    from app.core.conversation import Conversation
+    from app.core.history.lazy import StoredMessage
+    from app.core.history.store import Store
+
+    store = Store(tmp_path / "h.sqlite3")
+    conv = Conversation()
+    for text in ("a question\nof two lines", "a reply " * 300 + "\n" * 40, "", "x" * 5000):
+        store.save_message(conv, conv.add(Message(Role.ASSISTANT, text)))
+    assert conv.id is not None
+    unread = [ListItem(message=m) for m in store.load_conversation(conv.id).messages]
+    read = [ListItem(message=Message(m.role, m.text)) for m in conv.messages]
+    height = heights_in(col)
+    assert [height(it) for it in unread] == [height(it) for it in read]
+    assert all(type(it.message) is StoredMessage for it in unread)          # (estimated without reading)
+    assert [it.estimate(row_box(it, col)[1] + 1) for it in unread] == [it.estimate(row_box(it, col)[1] + 1)
+                                                                      for it in read]
+    store.close()
