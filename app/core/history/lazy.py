@@ -2,8 +2,8 @@
 
 Opening a chat of 1,000 pairs of 2-8 KB replies read 6.4 MB of text from SQLite and built 2,000 full messages
 (~35-55 ms on the project's 2-core machine, most of the 50 ms budget of ``python -m app.bench history``), though
-the window shows a screen of them. A chat is now opened from a small index (``messages_shapes``: id, role,
-status, created) and a small table of each message's text size (``message_shapes``: characters and line ends,
+the window shows a screen of them. A chat is now opened from a small index (``messages_light``: id, role,
+status, created) and a small table of each message's text size (``sizes``: characters and line ends,
 kept by triggers, so every writer — an older Brook, an import, a recovery — keeps it right). Each message is a
 :class:`StoredMessage`: role, status, time and size known, the rest (text, model, parameters, figures,
 provenance, other versions) read from its row the first time any of it is used; it then *becomes* a plain
@@ -34,27 +34,29 @@ _READING = threading.RLock()
 
 #: Schema of the text sizes: a small table (no overflow pages) kept by triggers on ``messages``, and an index
 #: that answers a chat's list of messages without reading their rows (all idempotent; written short, so that the
-#: schema still fits the file's first page). A text changed to a non-text value (another program) keeps its old
-#: size: only a height estimate, and reading the row shows it damaged.
+#: schema still fits the file's first page: a damaged file keeps its schema readable). A message deleted takes
+#: its size along (a foreign key; a size left by another program that does not enforce them is replaced when
+#: its id is used again). A text changed to a non-text value (another program) keeps its old size: only a height
+#: estimate, and reading the row shows it damaged. A save that leaves the text as it was writes no size.
 _SIZE = "SELECT new.id,length(new.content),length(new.content)-length(replace(new.content,char(10),''))" \
         " WHERE typeof(new.content)='text'"
 SHAPES_SQL = (
-    "CREATE TABLE IF NOT EXISTS message_shapes(message_id INTEGER PRIMARY KEY,chars INT NOT NULL,lines INT NOT NULL)",
-    f"CREATE TRIGGER IF NOT EXISTS message_shapes_ai AFTER INSERT ON messages BEGIN "
-    f"INSERT OR REPLACE INTO message_shapes {_SIZE};END",
-    f"CREATE TRIGGER IF NOT EXISTS message_shapes_au AFTER UPDATE OF content ON messages BEGIN "
-    f"INSERT OR REPLACE INTO message_shapes {_SIZE};END",
-    "CREATE TRIGGER IF NOT EXISTS message_shapes_ad AFTER DELETE ON messages BEGIN "
-    "DELETE FROM message_shapes WHERE message_id=old.id;END",
-    "CREATE INDEX IF NOT EXISTS messages_shapes ON messages(conversation_id,id,role,status,created)",
+    "CREATE TABLE IF NOT EXISTS sizes(message_id INTEGER PRIMARY KEY REFERENCES messages ON DELETE "
+    "CASCADE,chars INT,lines INT)",
+    f"CREATE TRIGGER IF NOT EXISTS sizes_ai AFTER INSERT ON messages BEGIN "
+    f"INSERT OR REPLACE INTO sizes {_SIZE};END",
+    f"CREATE TRIGGER IF NOT EXISTS sizes_au AFTER UPDATE OF content ON messages "
+    f"WHEN new.content IS NOT old.content BEGIN "
+    f"INSERT OR REPLACE INTO sizes {_SIZE};END",
+    "CREATE INDEX IF NOT EXISTS messages_light ON messages(conversation_id,id,role,status,created)",
 )
 #: Rows written before the table existed get their sizes once (reads every text once: ~1 s per 100 MB).
-BACKFILL_SQL = ("INSERT OR IGNORE INTO message_shapes SELECT id, length(content), "
+BACKFILL_SQL = ("INSERT OR IGNORE INTO sizes SELECT id, length(content), "
                 "length(content) - length(replace(content, char(10), '')) FROM messages "
-                "WHERE typeof(content) = 'text' AND id NOT IN (SELECT message_id FROM message_shapes)")
+                "WHERE typeof(content) = 'text' AND id NOT IN (SELECT message_id FROM sizes)")
 #: A chat's messages as the list needs them: from the index and the sizes table, never the rows themselves.
 LIGHT_SQL = ("SELECT m.id, m.role, m.status, m.created, s.chars, s.lines FROM messages m "
-             "LEFT JOIN message_shapes s ON s.message_id = m.id WHERE m.conversation_id = ? ORDER BY m.id")
+             "LEFT JOIN sizes s ON s.message_id = m.id WHERE m.conversation_id = ? ORDER BY m.id")
 
 #: What a ``StoredMessage`` reads on first use (every field but role, status, ids and time).
 HEAVY = ("content", "model", "params", "stop_reason", "error", "metrics", "provenance", "versions",
@@ -71,9 +73,9 @@ def ensure_shapes(db: sqlite3.Connection) -> None:
 def has_shapes(db: sqlite3.Connection) -> bool:
     """Whether ``db`` keeps the text sizes (a file shown read-only that was never upgraded does not)."""
     names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE name IN "
-                                      "('message_shapes', 'message_shapes_ai', 'message_shapes_au', "
-                                      "'message_shapes_ad', 'messages_shapes')")}
-    return len(names) == 5
+                                      "('sizes', 'sizes_ai', 'sizes_au', "
+                                      "'messages_light')")}
+    return len(names) == 4
 
 
 class BodySource:
@@ -158,22 +160,26 @@ class StoredMessage(Message):
 
     def _read_locked(self, full: Message | None) -> None:
         d = self.__dict__
-        source: BodySource = d.pop("_source")
+        source: BodySource = d["_source"]
         if full is None:
             try:
                 full = source.read([d["db_id"]]).get(d["db_id"])
             except (sqlite3.Error, BrookError) as exc:    # the file cannot be read: shown as an error
                 log.warning("history: message %s could not be read (%s)", d["db_id"], exc)
                 full = None
-        if full is None:              # the row went behind the store's back (another program deleted it)
+            if type(self) is not StoredMessage:   # read meanwhile: the damage that read met was repaired, and
+                return                            # the store read its messages before replacing the file
+        if full is None:              # gone behind the store's back (another program), or unreadable: an error
             full = Message(Role(d["role"]), "", status=MessageStatus.ERROR,
-                           error="This message is no longer in the history file.")
+                           error="This message could not be read from the history file.")
+            d["db_id"] = None         # (saved again, it would be a new row: never one overwriting the old)
         fd = full.__dict__
         for name in HEAVY:
             d[name] = fd[name]
         if d["status"] is d.pop("_stored_status"):   # (a damaged row reads as an error)
             d["status"] = full.status
         d.pop("_shape", None)
+        del d["_source"]
         self.__class__ = Message      # type: ignore[assignment]
 
 

@@ -51,7 +51,7 @@ from app.core.text import decode_utf8, valid_text
 log = logging.getLogger("brook.store")
 #: 1: chats and messages; 2: each reply's stream timeline (``timelines``, app.core.history.timelines); 3: folders
 #: and pinned chats (``folders``, ``conversations.pinned`` / ``folder_id``: app.core.history.folders); 4: an index
-#: of the unfinished replies; 5: each message's text size (``message_shapes``: app.core.history.lazy)
+#: of the unfinished replies; 5: each message's text size (``sizes``: app.core.history.lazy)
 SCHEMA_VERSION = 5
 
 _SCHEMA = """

@@ -94,6 +94,8 @@ def test_deleting_a_chat_or_a_message_or_closing_keeps_the_text_of_the_messages_
     store.delete_conversation(saved.id)                          # (undo saves them again from memory)
     assert [m.text for m in loaded.messages] == [m.text for m in saved.messages]
     assert all(type(m) is StoredMessage for m in kept.messages)  # another chat's stay unread
+    orphans = "SELECT COUNT(*) FROM sizes WHERE message_id NOT IN (SELECT id FROM messages)"
+    assert store.db.execute(orphans).fetchone()[0] == 0          # the sizes went with their messages
     store.close()
     assert [m.text for m in kept.messages] == [m.text for m in other.messages]
 
@@ -140,5 +142,6 @@ def test_a_row_deleted_behind_the_stores_back_reads_as_an_error_not_a_crash(tmp_
     other.commit()
     other.close()
     gone = loaded.messages[1]
-    assert gone.text == "" and gone.status is MessageStatus.ERROR and "no longer" in (gone.error or "")
+    assert gone.text == "" and gone.status is MessageStatus.ERROR and "could not be read" in (gone.error or "")
+    assert gone.db_id is None                    # saved again it is a new row, never over another's text
     store.close()
