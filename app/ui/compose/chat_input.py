@@ -11,6 +11,18 @@ from PySide6.QtWidgets import QApplication, QPlainTextEdit, QSizePolicy, QWidget
 CARET_REST_S = 10.0
 
 
+_flash: list[int] = []     # the system's caret flash time (ms), as first seen: a resting caret sets it to 0
+
+
+def _system_flash_ms() -> int:
+    """The platform's caret flash time (ms; 0: the caret never blinks), as it was before any prompt box rested
+    its caret — a box made while another one's caret rests (a second window, or the next test) must not take
+    the rest's 0 for the system's setting, or its caret would never blink again."""
+    if not _flash:
+        _flash.append(QApplication.cursorFlashTime())
+    return _flash[0]
+
+
 class ChatInput(QPlainTextEdit):
     """The prompt box: Enter sends, Shift+Enter inserts a new line, Esc asks to stop. Its caret stops blinking
     after ``CARET_REST_S`` without input (``caret_resting``) and blinks again at the next key, click or focus."""
@@ -25,7 +37,7 @@ class ChatInput(QPlainTextEdit):
         self.setMaximumHeight(96)
         self.setMinimumHeight(48)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Maximum)
-        self._flash_ms = QApplication.cursorFlashTime()
+        self._flash_ms = _system_flash_ms()
         self._rest = QTimer(self)
         self._rest.setSingleShot(True)
         self._rest.setInterval(int(CARET_REST_S * 1000))
