@@ -496,4 +496,4 @@ class MarkdownStream:
                 refs_added = len(env["references"]) != len(self._references)
                 opened = (tokens, self._lines, shown_partial, htmls, codes, self._renderer, refs_added)
                 self._block = (OpenList.open(*opened) or OpenQuote.open(*opened)
-                               or OpenWord.open(tokens, self._lines, shown_partial, htmls))
+                               or OpenWord.open(tokens, self._lines, shown_partial, htmls, self._tail_pending))

@@ -40,11 +40,14 @@ class OpenWord:
         self.html = html            # its HTML
 
     @classmethod
-    def open(cls, tokens: list[Token], lines: Sequence[str], partial: str | None, htmls: list[str]
-             ) -> OpenWord | None:
+    def open(cls, tokens: list[Token], lines: Sequence[str], partial: str | None, htmls: list[str],
+             pending: bool = False) -> OpenWord | None:
         """The fast path for a tail that is one paragraph in its ``partial`` line (None: not shown) ending in
-        :data:`TRAILING_LETTERS` letters, given its ``tokens`` and the render just made of it (``htmls``)."""
-        if lines or partial is None or len(htmls) != 1 or len(tokens) != 3 or not _TRAILING.search(partial):
+        :data:`TRAILING_LETTERS` letters, given its ``tokens`` and the render just made of it (``htmls``;
+        ``pending``: it shows a formula or code a worker pool has not delivered yet, which a parse must redo)."""
+        if pending or lines or partial is None or len(htmls) != 1 or len(tokens) != 3:
+            return None
+        if not _TRAILING.search(partial):
             return None
         if [t.type for t in tokens] != ["paragraph_open", "inline", "paragraph_close"] or tokens[0].level:
             return None
@@ -58,16 +61,25 @@ class OpenWord:
                 code_base: int) -> tuple[list[str], list[str]] | None:
         """``(tail htmls, tail codes)`` for the tail's complete ``lines`` and ``partial`` line, or None when it
         is not the paragraph grown by letters (the other arguments: as the other open blocks take them)."""
-        old = self.partial
-        if lines or len(partial) < len(old) or not partial.startswith(old):
-            return None
-        if _LETTERS.fullmatch(partial, len(old)) is None:
-            return None
-        self.html = self.html[: -len(_END)] + partial[len(old):] + _END
-        self.partial = partial
+        if len(lines) > 1 or (lines and partial) or not self._grow(lines[0] if lines else partial):
+            return None                 # (its line ended: shown as it was until the next line tells more)
         return [self.html], []
 
+    def _grow(self, source: str) -> bool:
+        """Take ``source`` if it is the paragraph's source grown by letters (its HTML then has them)."""
+        old = self.partial
+        if not source.startswith(old) or _LETTERS.fullmatch(source, len(old)) is None:
+            return False
+        if len(source) > len(old):
+            self.html = self.html[: -len(_END)] + source[len(old):] + _END
+            self.partial = source
+        return True
+
     def close(self, lines: Sequence[str], references: dict[str, Any], renderer: HtmlRenderer,
-              code_base: int) -> None:
-        """A paragraph ends only by a parse of the tail (the caller's): None."""
-        return None
+              code_base: int) -> tuple[list[str], list[str], int, bool] | None:
+        """The paragraph's line ended and a blank line followed (nothing after a blank line changes a paragraph
+        of these; a link reference defined later is fixed by the caller's late-reference pass): ``([html], [],
+        2, False)``, its two lines stable, without a parse of it; None otherwise (the caller re-parses)."""
+        if len(lines) < 2 or lines[1].strip(" \t") or not self._grow(lines[0]):
+            return None
+        return [self.html], [], 2, False
