@@ -132,7 +132,9 @@ def test_a_reply_keeps_generating_while_another_chat_is_shown(make_window, qloop
     reply: Message = w.send("A long essay, please")
     conv_id = w.session.conversation.id
     before = w.chat.widget_for(reply)
-    _run(qloop, _until(lambda: len(reply.text) > 40))
+    assert before is not None and before.view is not None
+    # mid-reply, once the view shows the first words (on a busy machine the tick may still be behind the text)
+    _run(qloop, _until(lambda: len(reply.text) > 40 and before.view.toPlainText().startswith("Paragraph 0")))
     w.new_chat()                                       # another chat, mid-reply
     assert w.chat.widget_for(reply) is None and not w.session.generating and w.send_button.text() == "Send"
     assert reply.status is MessageStatus.GENERATING
