@@ -128,6 +128,35 @@ def test_coming_back_while_it_generates_shows_the_same_live_reply(tmp_path: Path
     run(main())
 
 
+def test_stop_reaches_the_worker_before_the_view_paints_and_the_reply_is_saved(tmp_path: Path) -> None:
+    """The model stops first: painting what arrived and saving the reply (milliseconds of window work) come after
+    the worker's stop event is set, not before it."""
+    seen: list[bool] = []
+
+    class Stopping(Recorder):
+        def reply_stopping(self, gen: Generation) -> None:
+            assert gen.stream is not None
+            seen.append(gen.stream.stop_event.is_set())
+
+    session = ChatSession(ScriptedEngine(tokens_per_s=200, repeat=50), store=Store(tmp_path / "h.sqlite3"),
+                          listener=Stopping())
+
+    async def main() -> None:
+        assert await session.load()
+        reply = session.send("Tell me a story")
+        assert reply is not None
+        await until(lambda: len(reply.text) > 40)
+        session.stop()
+        assert seen == [True]
+        gen = session.generation_of(reply)
+        assert gen is not None and gen.stream is not None and gen.metrics.t_stop is not None
+        await gen.stream.wait_closed()
+        assert reply.status is MessageStatus.STOPPED
+        await session.shutdown()
+
+    run(main())
+
+
 def test_deleting_a_chat_stops_its_reply_and_undo_restores_it(tmp_path: Path) -> None:
     store = Store(tmp_path / "h.sqlite3")
     session, _rec = make(ScriptedEngine("y" * 4000, tokens_per_s=300), store)
