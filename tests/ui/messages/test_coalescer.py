@@ -245,20 +245,10 @@ def test_a_catch_up_slice_costs_at_most_catch_up_tick_ms_when_the_cost_grows_wit
 
 def test_a_tick_that_painted_has_its_window_paint_in_the_next_loop_turn(qapp) -> None:
     """Unpaced, not after Qt's update delay: the window gets its update request from the tick's loop turn."""
-    from PySide6.QtCore import QEvent, QObject
     from PySide6.QtWidgets import QWidget
 
-    class Requests(QObject):
-        n = 0
-
-        def eventFilter(self, obj: QObject, event: QEvent) -> bool:
-            if event.type() == QEvent.Type.UpdateRequest:
-                self.n += 1
-            return False
-
     window, timer, clock = QWidget(), FakeTimer(), FakeClock()
-    requests = Requests()
-    window.installEventFilter(requests)
+    requests = _Requests(window)
     co = Coalescer(window, timer=timer, clock=clock, paced=False)
     r, view = reply(), View(clock)
     co.attach(r, view.feed, view.paint)
@@ -396,20 +386,28 @@ def test_paced_a_beat_with_nothing_made_holds_nothing(qapp) -> None:
     window.deleteLater()
 
 
+def _paced_frame_made(qapp, window, text: str):  # type: ignore[no-untyped-def]
+    """A paced coalescer on ``window`` whose one reply got ``text`` and one beat: the frame is made (fed), not
+    shown yet. Returns ``(timer, clock, coalescer, reply, view, metrics)``."""
+    timer, clock = FakeTimer(), FakeClock()
+    co = Coalescer(window, timer=timer, clock=clock)
+    r, view, metrics = reply(), View(clock), StreamMetrics()
+    co.attach(r, view.feed, view.paint, metrics)
+    r.append(text)
+    timer.fire()
+    qapp.processEvents()
+    assert view.fed == [text] and not metrics.painted
+    return timer, clock, co, r, view, metrics
+
+
 def test_paced_the_last_detach_shows_the_frame_made_at_once(qapp) -> None:
     """No beat comes once the last reply is detached (the timer stops): what was made is shown then, and the
     window's paints are no longer held."""
     from PySide6.QtWidgets import QWidget
 
-    window, timer, clock = QWidget(), FakeTimer(), FakeClock()
+    window = QWidget()
     requests = _Requests(window)
-    co = Coalescer(window, timer=timer, clock=clock)
-    r, view, metrics = reply(), View(clock), StreamMetrics()
-    co.attach(r, view.feed, view.paint, metrics)
-    r.append("last")
-    timer.fire()
-    qapp.processEvents()
-    assert view.fed == ["last"] and not metrics.painted
+    timer, clock, co, r, _view, metrics = _paced_frame_made(qapp, window, "last")
     _ask_paint(window)
     clock.advance(0.005)
     co.detach(r)
@@ -427,14 +425,8 @@ def test_paced_stop_shows_the_frame_made_before_it(qapp) -> None:
     is shown and stamped then, not at the next beat, after the Stop."""
     from PySide6.QtWidgets import QWidget
 
-    window, timer, clock = QWidget(), FakeTimer(), FakeClock()
-    co = Coalescer(window, timer=timer, clock=clock)
-    r, view, metrics = reply(), View(clock), StreamMetrics()
-    co.attach(r, view.feed, view.paint, metrics)
-    r.append("made")
-    timer.fire()
-    qapp.processEvents()
-    assert view.fed == ["made"] and not metrics.painted
+    window = QWidget()
+    _timer, _clock, co, r, view, metrics = _paced_frame_made(qapp, window, "made")
     r.append(" then stopped")
     assert co.stop(r)
     assert view.fed == ["made", " then stopped"] and len(metrics.painted) == 2

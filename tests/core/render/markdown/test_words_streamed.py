@@ -19,7 +19,8 @@ def _fast(md: IncrementalMarkdown) -> bool:
     return isinstance(md._answer._block, OpenWord)
 
 
-def test_a_growing_word_is_appended_to_not_parsed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+def _count_parses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The length of every source the tail parser is given from now on (``incremental.parse_tail``)."""
     parses: list[int] = []
     real = incremental_mod.parse_tail
 
@@ -28,6 +29,11 @@ def test_a_growing_word_is_appended_to_not_parsed_again(monkeypatch: pytest.Monk
         return real(src, env)
 
     monkeypatch.setattr(incremental_mod, "parse_tail", counted)
+    return parses
+
+
+def test_a_growing_word_is_appended_to_not_parsed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    parses = _count_parses(monkeypatch)
     text = "A word: " + "x" * 60_000
     md = IncrementalMarkdown(theme="light")
     for i in range(0, len(text), 400):
@@ -44,14 +50,7 @@ def test_a_growing_word_is_appended_to_not_parsed_again(monkeypatch: pytest.Monk
 
 def test_a_word_that_ends_its_paragraph_is_not_parsed_again(monkeypatch: pytest.MonkeyPatch) -> None:
     """Its line end, then a blank line: the paragraph is stable as it was shown; only what follows is parsed."""
-    parses: list[int] = []
-    real = incremental_mod.parse_tail
-
-    def counted(src: str, env: dict[str, Any]) -> Any:
-        parses.append(len(src))
-        return real(src, env)
-
-    monkeypatch.setattr(incremental_mod, "parse_tail", counted)
+    parses = _count_parses(monkeypatch)
     text = "A word: " + "x" * 60_000 + "\n\nafter *it*\n\nmore\n"
     md = IncrementalMarkdown(theme="light")
     for i in range(0, len(text), 7):
