@@ -28,7 +28,14 @@ from app.core.history.store import Store
 from app.core.history.timeline_writer import TimelineWriter
 from app.core.model_settings import ModelSettings, ModelSettingsStore
 from app.core.settings import AppSettings
-from app.core.streaming.generation import Generation, StreamSettings, generate, mark_stopped
+from app.core.streaming.generation import (
+    Generation,
+    StreamSettings,
+    ask_now,
+    generate,
+    let_go_unclaimed,
+    mark_stopped,
+)
 from app.core.streaming.generation import shutdown as shutdown_generations
 from app.core.streaming.scheduler import scheduler_for
 from app.core.types import GenerationParams
@@ -249,9 +256,7 @@ class ChatSession(ModelLoading):
             return None
         conv = self.conversation
         user = conv.add(Message(Role.USER, text))
-        self.listener.message_added(conv, user)
-        self._save(conv, user)
-        return self.start_reply(conv, params=params).reply
+        return self.start_reply(conv, params=params, user=user).reply
 
     def model_settings(self) -> ModelSettings | None:
         """The loaded model file's own settings (``app.core.model_settings``; None for an engine without a file)."""
@@ -259,33 +264,49 @@ class ChatSession(ModelLoading):
         return ModelSettingsStore().get(path) if path else None
 
     def start_reply(self, conv: Conversation, reply: Message | None = None,
-                    params: GenerationParams | None = None) -> Generation:
+                    params: GenerationParams | None = None, *, user: Message | None = None) -> Generation:
         """Start generating ``reply`` (default: a new assistant message appended to ``conv``) and return its
-        ``Generation``. The hook for every way of asking the model (send, regenerate, continue)."""
+        ``Generation``. The hook for every way of asking the model (send, regenerate, continue).
+
+        The model is asked first (``ask_now``: its prefill runs while the window adds the messages' widgets and
+        saves them); then ``user`` (a user message just added to ``conv``, if any) and a new reply are announced
+        to the listener and saved."""
+        new = reply is None
         if reply is None:
             reply = conv.add(Message(Role.ASSISTANT, status=MessageStatus.WAITING))
             reply.model = self.engine.name
-            self.listener.message_added(conv, reply)
         else:
             reply.status = MessageStatus.WAITING
-        self._save(conv, reply)
         gen = Generation(reply, conv)
+        params = params or chat_params(conv, self.params, self.model_settings())
+        if self._loaded.is_set():
+            ask_now(self.engine, self.scheduler, gen, params, settings=self._stream_settings(),
+                    on_update=lambda _m: self._on_update(gen))
+        if user is not None:
+            self.listener.message_added(conv, user)
+            self._save(conv, user)
+        if new:
+            self.listener.message_added(conv, reply)
+        self._save(conv, reply)
         self._runs = [r for r in self._runs if not r.settled]
         self._runs.append(ReplyRun(gen))
-        gen.task = asyncio.ensure_future(self._run(gen, params or chat_params(conv, self.params,
-                                                                              self.model_settings())))
+        gen.task = asyncio.ensure_future(self._run(gen, params))
+        gen.task.add_done_callback(lambda _t: let_go_unclaimed(gen))
         self.listener.reply_started(gen)
         self.listener.busy_changed()
         self._schedule_autosave()
         return gen
 
+    def _stream_settings(self) -> StreamSettings:
+        return StreamSettings(first_token_timeout_s=self.settings.first_token_timeout_s,
+                              total_timeout_s=self.settings.total_timeout_s)
+
     async def _run(self, gen: Generation, params: GenerationParams) -> Message:
-        settings = StreamSettings(first_token_timeout_s=self.settings.first_token_timeout_s,
-                                  total_timeout_s=self.settings.total_timeout_s)
+        settings = self._stream_settings()
         if not self._loaded.is_set():
             await self._loaded.wait()
         await generate(self.engine, self.scheduler, gen.conversation, gen.reply, params, settings=settings,
-                       on_update=lambda _m: self._on_update(gen), generation=gen)
+                       on_update=lambda _m: self._on_update(gen), generation=gen)   # takes over what ask_now asked
         return gen.reply
 
     def _on_update(self, gen: Generation) -> None:

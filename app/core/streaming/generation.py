@@ -78,6 +78,7 @@ class Generation:
     task: asyncio.Task[Message] | None = None
     painted_at_stop: int | None = None
     saved_chunks: int = -1                  # reply.chunks when it was last saved (autosave)
+    asked: Asked | None = None              # the request ``ask_now`` made, until ``generate`` takes it over
 
     @property
     def id(self) -> int | None:
@@ -130,35 +131,28 @@ async def generate(engine: ChunkSource, scheduler: FairScheduler, conversation: 
     loop = asyncio.get_running_loop()
     gen = generation if generation is not None else Generation(reply, conversation)
     metrics = gen.metrics
-    reply.model = engine.name
-    params, reply.provenance = _with_provenance(engine, params)
-    reply.params = {k: getattr(params, k) for k in params.__dataclass_fields__}
-    reply.error = None
-    reply.stop_reason = None
+    asked, gen.asked = gen.asked, None      # a request ``ask_now`` already made: this run takes it over
     slot: Slot | None = None
     stream: TokenStream | None = None
     first_seen = False
     budget: asyncio.Timeout | None = None
     try:
-        if scheduler.would_wait():
-            reply.status = MessageStatus.WAITING
+        if asked is not None:
+            slot, stream, t0 = asked.slot, asked.stream, asked.t0
+            notify(reply)                   # PREFILL, set when it was asked
+        else:
+            params = _prepare(engine, reply, params)
+            if scheduler.would_wait():
+                reply.status = MessageStatus.WAITING
+                notify(reply)
+            slot = await scheduler.acquire()        # cancellable while in line
+            metrics.t_slot = now()
+            reply.status = MessageStatus.PREFILL
             notify(reply)
-        slot = await scheduler.acquire()        # cancellable while in line
-        metrics.t_slot = now()
-        reply.status = MessageStatus.PREFILL
-        notify(reply)
-        messages = conversation.prompt_messages(upto=reply)
-        if reply.text:      # Continue: the model goes on from the partial reply (the engine ends the prompt with it)
-            messages.append({"role": "assistant", "content": reply.text})
-        reply.left_out = 0
-        stream = TokenStream(lambda stop: engine.stream(_fitted(engine, messages, params, loop, reply), params, stop),
-                             maxsize=settings.queue_maxsize, metrics=metrics)
-        gid = reply.generation_id = stream.generation_id
-        gen.stream = stream
-        metrics.kept = 0
-        stream.start()
+            stream = _open_stream(engine, conversation, reply, params, settings, gen, loop)
+            t0 = loop.time()
+        gid = stream.generation_id
         append = reply.append
-        t0 = loop.time()
         first_budget = min(settings.first_token_timeout_s, settings.total_timeout_s)
         async with asyncio.timeout_at(t0 + first_budget) as budget:   # absolute loop time
             while (batch := await stream.get_batch()) is not None:
@@ -190,19 +184,116 @@ async def generate(engine: ChunkSource, scheduler: FairScheduler, conversation: 
     except Exception as exc:
         _fail(reply, exc)
     finally:
-        metrics.t_end = now()
-        _refresh_hash(engine, reply)
-        if stream is not None:
-            stream.request_stop()
-            assert stream.worker_done is not None and slot is not None
-            held = slot
-            stream.worker_done.add_done_callback(lambda _f: held.release())
-        elif slot is not None:
-            slot.release()
-        _finish_metrics(loop, reply, metrics, stream, settings, notify)
-        notify(reply)
+        _end_run(engine, loop, reply, metrics, stream, slot, settings, notify)
     return reply
 
+
+def _end_run(engine: ChunkSource, loop: asyncio.AbstractEventLoop, reply: Message, metrics: StreamMetrics,
+             stream: TokenStream | None, slot: Slot | None, settings: StreamSettings,
+             notify: Callable[[Message], None]) -> None:
+    """A run's end, however it ended: the worker is told to stop, the slot is freed once it has returned, the
+    summary is stored (now and again once painted) and the listener is told."""
+    metrics.t_end = now()
+    _refresh_hash(engine, reply)
+    if stream is not None:
+        stream.request_stop()
+        assert stream.worker_done is not None and slot is not None
+        held = slot
+        stream.worker_done.add_done_callback(lambda _f: held.release())
+    elif slot is not None:
+        slot.release()
+    _finish_metrics(loop, reply, metrics, stream, settings, notify)
+    notify(reply)
+
+
+
+@dataclass(eq=False, slots=True)
+class Asked:
+    """A request ``ask_now`` made before its ``generate`` ran: the engine slot it holds, the started stream, the
+    loop time (``loop.time()`` seconds) it started at (the first-token budget counts from there), and what its
+    end needs should its ``generate`` never run."""
+
+    slot: Slot
+    stream: TokenStream
+    t0: float
+    loop: asyncio.AbstractEventLoop
+    engine: ChunkSource
+    settings: StreamSettings
+    on_update: Callable[[Message], None] | None
+
+
+def _prepare(engine: ChunkSource, reply: Message, params: GenerationParams) -> GenerationParams:
+    """The reply's record of how it is made (model, parameters with their seed, provenance), reset for a run."""
+    reply.model = engine.name
+    params, reply.provenance = _with_provenance(engine, params)
+    reply.params = {k: getattr(params, k) for k in params.__dataclass_fields__}
+    reply.error = None
+    reply.stop_reason = None
+    return params
+
+
+def _open_stream(engine: ChunkSource, conversation: Conversation, reply: Message, params: GenerationParams,
+                 settings: StreamSettings, gen: Generation, loop: asyncio.AbstractEventLoop) -> TokenStream:
+    """Build the prompt's messages and start the worker thread that streams ``reply`` from ``engine``."""
+    messages = conversation.prompt_messages(upto=reply)
+    if reply.text:      # Continue: the model goes on from the partial reply (the engine ends the prompt with it)
+        messages.append({"role": "assistant", "content": reply.text})
+    reply.left_out = 0
+    stream = TokenStream(lambda stop: engine.stream(_fitted(engine, messages, params, loop, reply), params, stop),
+                         maxsize=settings.queue_maxsize, metrics=gen.metrics)
+    reply.generation_id = stream.generation_id
+    gen.stream = stream
+    gen.metrics.kept = 0
+    stream.start()
+    return stream
+
+
+def ask_now(engine: ChunkSource, scheduler: FairScheduler, generation: Generation, params: GenerationParams, *,
+            settings: StreamSettings | None = None, on_update: Callable[[Message], None] | None = None) -> bool:
+    """Ask the model for ``generation.reply`` at once, on the loop thread, before the caller's own work (the
+    window's new widgets, saves, the sidebar: ~10 ms that would otherwise come before the request and add to
+    the TTFT; the model's prefill runs meanwhile in its worker thread or process).
+
+    Returns True when the request was made: the scheduler had a free slot, the reply is PREFILL (no update is
+    sent: the caller shows the reply next) and its worker thread runs. False when a request made now would wait
+    in line (or could not start: ``generate`` then reports why). Either way, ``generate(…, generation=
+    generation)`` must run next for the same reply and parameters: it takes the request over. Cancelling its
+    task before it ran is safe once :func:`let_go_unclaimed` is one of the task's done callbacks.
+    """
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    slot = scheduler.try_acquire()
+    if slot is None:
+        return False
+    settings = settings or StreamSettings()
+    reply = generation.reply
+    generation.metrics.t_slot = now()
+    try:
+        params = _prepare(engine, reply, params)
+        reply.status = MessageStatus.PREFILL
+        stream = _open_stream(engine, generation.conversation, reply, params, settings, generation, loop)
+    except Exception:
+        log.exception("asking the model at once failed; the reply's run asks again")
+        slot.release()
+        generation.stream = None
+        reply.status = MessageStatus.WAITING
+        return False
+    generation.asked = Asked(slot, stream, loop.time(), loop, engine, settings, on_update)
+    return True
+
+
+def let_go_unclaimed(generation: Generation) -> None:
+    """A task done callback: a request ``ask_now`` made whose ``generate`` never ran (its task was cancelled
+    before its first step) ends as a stopped run: the worker is told to stop, the slot is freed once it has
+    returned, and the summary is stored."""
+    asked, generation.asked = generation.asked, None
+    if asked is None:
+        return
+    mark_stopped(generation.reply)
+    _end_run(asked.engine, asked.loop, generation.reply, generation.metrics, asked.stream, asked.slot,
+             asked.settings, asked.on_update or _noop)
 
 def _noop(_m: Message) -> None:
     pass

@@ -75,12 +75,19 @@ class FairScheduler:
         """How many requests are ahead of a new one (active + waiting)."""
         return self.active + self.waiting
 
-    async def acquire(self) -> Slot:
-        """Wait for a slot (FIFO). Cancellable while in line; a slot handed over at the moment of cancellation
-        is passed on to the next in line, never lost."""
+    def try_acquire(self) -> Slot | None:
+        """A slot now if one is free and nobody waits in line (the fast path of ``acquire``), else None."""
         if self.active < self._limit and not self.waiting:
             self.active += 1
             return Slot(self)
+        return None
+
+    async def acquire(self) -> Slot:
+        """Wait for a slot (FIFO). Cancellable while in line; a slot handed over at the moment of cancellation
+        is passed on to the next in line, never lost."""
+        slot = self.try_acquire()
+        if slot is not None:
+            return slot
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._line.append(fut)
         try:
