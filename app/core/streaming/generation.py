@@ -206,7 +206,6 @@ def _end_run(engine: ChunkSource, loop: asyncio.AbstractEventLoop, reply: Messag
     notify(reply)
 
 
-
 @dataclass(eq=False, slots=True)
 class Asked:
     """A request ``ask_now`` made before its ``generate`` ran: the engine slot it holds, the started stream, the
@@ -257,8 +256,9 @@ def ask_now(engine: ChunkSource, scheduler: FairScheduler, generation: Generatio
     Returns True when the request was made: the scheduler had a free slot, the reply is PREFILL (no update is
     sent: the caller shows the reply next) and its worker thread runs. False when a request made now would wait
     in line (or could not start: ``generate`` then reports why). Either way, ``generate(…, generation=
-    generation)`` must run next for the same reply and parameters: it takes the request over. Cancelling its
-    task before it ran is safe once :func:`let_go_unclaimed` is one of the task's done callbacks.
+    generation, on_update=on_update)`` must run next for the same reply, parameters and settings: it takes the
+    request over. Cancelling its task before it ran is safe once :func:`let_go_unclaimed` is one of the task's
+    done callbacks: that ends the run as ``generate`` would (stopped, summary stored, ``on_update`` called).
     """
     try:
         loop = asyncio.get_running_loop()
@@ -294,6 +294,7 @@ def let_go_unclaimed(generation: Generation) -> None:
     mark_stopped(generation.reply)
     _end_run(asked.engine, asked.loop, generation.reply, generation.metrics, asked.stream, asked.slot,
              asked.settings, asked.on_update or _noop)
+
 
 def _noop(_m: Message) -> None:
     pass

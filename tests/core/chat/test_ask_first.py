@@ -47,8 +47,9 @@ def test_the_model_is_asked_before_the_messages_are_shown_or_saved(tmp_path: Pat
         assert seen.added[2:] == [(Role.USER, MessageStatus.DONE, 1), (Role.ASSISTANT, MessageStatus.WAITING, 1)]
         await until(lambda: reply.status.final and other.status.final)
         assert reply.text == other.text == "word " * 100
-        assert [m.role for m in store.load_conversation(session.conversation.id or 0).messages] == [
-            Role.USER, Role.ASSISTANT]
+        conv_id = session.conversation.id
+        assert conv_id is not None
+        assert [m.role for m in store.load_conversation(conv_id).messages] == [Role.USER, Role.ASSISTANT]
         await session.shutdown()
 
     run(main())
@@ -66,9 +67,10 @@ def test_a_stop_in_the_same_loop_turn_as_send_frees_the_model_and_stores_the_sto
         session.stop()                                  # its task is cancelled before its first step
         await until(lambda: session.scheduler.active == 0 and engine.active == 0)
         assert reply.status is MessageStatus.STOPPED and reply.stop_reason == "user"
-        assert reply.db_id is not None
-        await until(lambda: store.load_timeline(reply.db_id or 0) is not None)
-        stored = store.load_conversation(session.conversation.id or 0).messages[-1]
+        reply_id, conv_id = reply.db_id, session.conversation.id
+        assert reply_id is not None and conv_id is not None
+        await until(lambda: store.load_timeline(reply_id) is not None)
+        stored = store.load_conversation(conv_id).messages[-1]
         assert stored.status is MessageStatus.STOPPED and stored.text == ""
         again = session.send("and now a whole reply")   # the model is free for the next request
         assert again is not None
