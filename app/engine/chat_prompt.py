@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import re
 import secrets
+import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -91,6 +92,7 @@ class ChatPrompt:
                                               bos_token=text_of(llm.token_bos()),
                                               stop_token_ids=[self.eos_token_id])
         self._cache: OrderedDict[str, tuple[list[int], bool]] = OrderedDict()
+        self._cache_lock = threading.Lock()   # counts run in several threads at once (the engine's readers)
         #: The template refuses a system role (Gemma's raise "System role not supported"): a system prompt is
         #: merged into the first user message (as llama.cpp and Ollama do), and :attr:`source` says so.
         self.merges_system = self._refuses_system()
@@ -122,16 +124,18 @@ class ChatPrompt:
 
     def _content(self, text: str) -> tuple[list[int], bool]:
         """(plain tokens of ``text``, whether special-token parsing would change them); cached."""
-        hit = self._cache.get(text)
-        if hit is not None:
-            self._cache.move_to_end(text)
-            return hit
+        with self._cache_lock:
+            hit = self._cache.get(text)
+            if hit is not None:
+                self._cache.move_to_end(text)
+                return hit
         data = text.encode("utf-8")
         plain = self._llm.tokenize(data, add_bos=False, special=False)
         differs = plain != self._llm.tokenize(data, add_bos=False, special=True)
-        self._cache[text] = hit = (plain, differs)
-        if len(self._cache) > self.CACHE_SIZE:
-            self._cache.popitem(last=False)
+        with self._cache_lock:
+            self._cache[text] = hit = (plain, differs)
+            if len(self._cache) > self.CACHE_SIZE:
+                self._cache.popitem(last=False)
         return hit
 
     def _refuses_system(self) -> bool:

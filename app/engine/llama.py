@@ -14,6 +14,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,9 @@ class LlamaEngine:
         self._llm: Any = None
         self._abort: NativeAbort | None = None   # the context's native abort flag, when installed (``load``)
         self._lock = threading.Lock()
+        #: tokenizer calls running in other threads (the context meter, attachments); ``unload`` waits for them
+        self._readers = 0
+        self._no_readers = threading.Condition(self._lock)
         #: (messages as a key, monotonic time, Prompt): the prompt the last ``fit_context`` measured
         self._fitted_prompt: tuple[tuple[Any, ...], float, Prompt] | None = None
 
@@ -153,20 +157,16 @@ class LlamaEngine:
         """What the loaded model runs on: ``cpu_variant`` (llama.cpp's CPU module, ``app.engine.backends``),
         ``backend`` (``CPU`` or the GPU device's ggml name, e.g. ``Vulkan0``), ``device`` (that device's
         description), ``gpu_layers`` (layers offloaded, of ``n_layers`` + the output layer; 0 on the CPU).
-        Empty before ``load``."""
-        llm = self._llm
-        if llm is None:
-            return {}
+        Empty before ``load`` (and after ``unload``)."""
         from app.engine.backends import load_backends
 
+        try:
+            with self._reading():                   # the model is not freed while its layers are counted
+                n_layers = _n_layers(self._llm)
+        except EngineNotLoadedError:
+            return {}
         found = load_backends()
         gpus = found.gpus()
-        try:
-            import llama_cpp
-
-            n_layers = int(llama_cpp.llama_model_n_layer(llm._model.model))
-        except (AttributeError, TypeError):
-            n_layers = 0
         offloaded = min(self.gpu_layers, n_layers + 1) if gpus else 0
         dev = gpus[0] if offloaded else next((d for d in found.devices if d.kind == "cpu"), None)
         return {"cpu_variant": found.cpu_variant, "backend": dev.name if dev is not None else "CPU",
@@ -302,19 +302,17 @@ class LlamaEngine:
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` under this model's vocabulary as message content: plain text (a special token's
         text counts as the ordinary tokens it becomes), no BOS."""
-        if self._prompt is None:
-            raise EngineNotLoadedError("The model is not loaded yet.")
-        return len(self._prompt.text_tokens(text))
+        with self._reading() as chat:
+            return len(chat.text_tokens(text))
 
     def prompt_tokens(self, messages: Sequence[Mapping[str, str]]) -> int:
         """Tokens of the prompt ``stream`` would send for ``messages`` as they are (chat template, generation
         prompt, BOS), before any fitting: what a context meter shows. Messages ``fit_context`` returned were
         measured by it already (no second rendering)."""
-        if self._prompt is None:
-            raise EngineNotLoadedError("The model is not loaded yet.")
         if isinstance(messages, FittedMessages) and messages.n_ctx == self.n_ctx:
             return messages.prompt_tokens
-        return self._prompt.count(messages)
+        with self._reading() as chat:
+            return chat.count(messages)
 
     def fit_context(self, messages: Sequence[Mapping[str, str]], params: GenerationParams) -> FittedMessages:
         """The most recent messages that fit the context window with room for the reply (a rolling window).
@@ -326,9 +324,11 @@ class LlamaEngine:
         becomes ``ContextOverflowError``. ``left_out`` on the result counts the messages left out (the window
         says so at the reply). The conversation itself is not changed.
         """
-        if self._prompt is None:
-            raise EngineNotLoadedError("The model is not loaded yet.")
-        chat = self._prompt
+        with self._reading() as chat:
+            return self._fit(chat, messages, params)
+
+    def _fit(self, chat: ChatPrompt, messages: Sequence[Mapping[str, str]],
+             params: GenerationParams) -> FittedMessages:
         msgs = [dict(m) for m in messages]
         reserve = min(params.max_tokens, self.n_ctx // 4)
         budget = self.n_ctx - reserve
@@ -374,18 +374,51 @@ class LlamaEngine:
             start += 1
         return start
 
+    @contextmanager
+    def _reading(self) -> Iterator[ChatPrompt]:
+        """The loaded model's ``ChatPrompt`` for one tokenizer call from any thread; ``unload`` does not free
+        the model until every such call has returned (freeing it under a running ``llama_tokenize`` is a
+        use-after-free: a segmentation fault). Raises ``EngineNotLoadedError`` when no model is loaded."""
+        with self._lock:
+            chat = self._prompt
+            if chat is None:
+                raise EngineNotLoadedError("The model is not loaded yet.")
+            self._readers += 1
+        try:
+            yield chat
+        finally:
+            with self._lock:
+                self._readers -= 1
+                if not self._readers:
+                    self._no_readers.notify_all()
+
     def unload(self) -> None:
-        """Free the model and its KV cache (``Llama.close()``). Idempotent."""
+        """Free the model and its KV cache (``Llama.close()``). Idempotent. Tokenizer calls in other threads
+        (``count_tokens``, ``prompt_tokens``, ``fit_context``) finish first; ones that start after it raise
+        ``EngineNotLoadedError``. A reply's ``stream`` must have ended (the chat session and the engine host
+        wait for their workers before they unload)."""
         with self._lock:
             llm, self._llm = self._llm, None
             self._prompt = None
             self._abort = None
+            while self._readers:
+                self._no_readers.wait()
         if llm is not None:
             try:
                 llm.close()
             except Exception:  # pragma: no cover
                 log.exception("closing the model failed")
             log.info("unloaded %s", self.model_path)
+
+
+def _n_layers(llm: Any) -> int:
+    """The model's layer count (``llama_model_n_layer``); 0 when this llama-cpp-python's private API moved."""
+    try:
+        import llama_cpp
+
+        return int(llama_cpp.llama_model_n_layer(llm._model.model))
+    except (AttributeError, TypeError):
+        return 0
 
 
 def _messages_key(messages: Sequence[Mapping[str, str]]) -> tuple[Any, ...]:
