@@ -9,7 +9,9 @@ spends before it can load a model. The first control message of a plain child is
 
 - **control pipe** (``ctl``), one request at a time: ``("load", options)`` → ``("progress", f)``… then
   ``("loaded", facts)`` or ``("error", kind, message)``; ``("stream", sid, messages, fitted, params, window,
-  fault)`` → ``("prompt", sid, n_tokens)`` once the chat template is rendered and the prompt tokenized, then
+  fault)`` → ``("fitted", sid, left_out, prompt_tokens)`` when ``fitted`` is None (this process fitted the
+  messages to the context window itself: one message instead of a ``fit_context`` round trip before the stream),
+  ``("prompt", sid, n_tokens)`` once the chat template is rendered and the prompt tokenized, then
   ``("chunk", sid, text, n_tokens, finish_reason)``…, then ``("end", sid, decode)`` (``decode``: the decode
   thread's ``DecodeClock.stop`` figures) or ``("error", kind, message)``.
   While a stream runs the window sends ``("credit", sid, n)`` (n more chunks may be sent: credit flow control,
@@ -334,6 +336,9 @@ class Host:
                 msgs = FittedMessages(messages)
                 msgs.left_out, msgs.prompt_tokens, msgs.n_ctx = fitted["left_out"], fitted["prompt_tokens"], \
                     fitted["n_ctx"]
+            else:                      # fitted here: its prompt is the one ``stream`` sends (rendered once)
+                msgs = self.engine.fit_context(messages, params)
+                self.send(("fitted", sid, msgs.left_out, msgs.prompt_tokens))
             def on_prompt(n_tokens: int) -> None:
                 self.send(("prompt", sid, n_tokens))
                 if fault is not None and fault[2] == "prompt":

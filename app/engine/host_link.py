@@ -268,9 +268,12 @@ class HostLink:
 
     def stream(self, sid: int, messages: list[dict[str, str]], fitted: dict[str, int] | None,
                params: GenerationParams, stop: threading.Event, deadlines: Deadlines,
-               fault: tuple[str, float, str] | None = None) -> Generator[Chunk, None, None]:
+               fault: tuple[str, float, str] | None = None,
+               on_fit: Callable[[int, int], None] | None = None) -> Generator[Chunk, None, None]:
         """Stream ``sid`` of this host: its chunks as the host sends them, against credits (see the module
-        docstring); ``fitted``: the facts of messages ``fit_context`` returned (the host does not fit again).
+        docstring); ``fitted``: the facts of messages ``fit_context`` returned (the host does not fit again);
+        without them the host fits ``messages`` to the context window and ``on_fit(left_out, prompt_tokens)``
+        is called with what it found, before the first chunk.
         Raises what the host raised (rebuilt: ``ContextOverflowError``, ``ChatTemplateError``, …) and
         ``HostGone`` when it died or missed one of ``deadlines`` (then it is killed). Closing the generator
         early (Stop, the consumer left) sends ``stop`` and waits for the host's answer."""
@@ -306,6 +309,9 @@ class HostLink:
                     if granted - taken <= CREDIT_WINDOW // 2:
                         self.send(("credit", sid, CREDIT_WINDOW - (granted - taken)))
                         granted = taken + CREDIT_WINDOW
+                elif kind == "fitted":
+                    if msg[1] == sid and on_fit is not None:
+                        on_fit(msg[2], msg[3])
                 elif kind == "prompt":
                     phase = f"no first token within {deadlines.prefill_s:g} s"
                     deadline = deadlines.prefill_s

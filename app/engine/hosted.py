@@ -37,7 +37,7 @@ import itertools
 import logging
 import os
 import threading
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -341,11 +341,18 @@ class HostedEngine:
                 host.exit()
                 log.info("unloaded %s (engine host %s ended)", self.model_path, host.pid)
 
+    #: ``stream`` fits the messages to the context window in the host (``on_fit``): the window's worker sends
+    #: one request instead of a ``fit_context`` round trip first (``app.core.streaming.generation``)
+    fits_in_stream = True
+
     def stream(self, messages: Sequence[Mapping[str, str]], params: GenerationParams,
-               stop: threading.Event) -> Iterator[Chunk]:
+               stop: threading.Event, on_fit: Callable[[int, int], None] | None = None) -> Iterator[Chunk]:
         """Chunks of the reply from the host (see ``LlamaEngine.stream``). Raises what the host raised
         (``ContextOverflowError``, ``ChatTemplateError``, …) and ``EngineCrashed`` when the host died or hung;
-        a host that crashed in the first reply after a load, before any chunk, is retried once in safe mode."""
+        a host that crashed in the first reply after a load, before any chunk, is retried once in safe mode.
+        Messages that are not what ``fit_context`` returned are fitted by the host, which then calls
+        ``on_fit(left_out, prompt_tokens)`` (older messages left out; the prompt's tokens) before the first
+        chunk."""
         tried_safe = False
         while True:
             if stop.is_set():
@@ -353,7 +360,7 @@ class HostedEngine:
             host = self._running()
             first_decode = self._first_decode
             got = 0
-            inner = self._stream_on(host, messages, params, stop)
+            inner = self._stream_on(host, messages, params, stop, on_fit)
             try:
                 for chunk in inner:
                     got += 1
@@ -386,7 +393,8 @@ class HostedEngine:
                 inner.close()
 
     def _stream_on(self, host: HostLink, messages: Sequence[Mapping[str, str]], params: GenerationParams,
-                   stop: threading.Event) -> Generator[Chunk, None, None]:
+                   stop: threading.Event,
+                   on_fit: Callable[[int, int], None] | None = None) -> Generator[Chunk, None, None]:
         from app.engine.llama import FittedMessages
 
         fitted = None
@@ -395,7 +403,8 @@ class HostedEngine:
         fault, self.fault = self.fault, None
         deadlines = Deadlines(self.render_deadline_s, self.prefill_deadline_s, self.token_deadline_s,
                               self.stop_deadline_s)
-        return host.stream(next(self._ids), [dict(m) for m in messages], fitted, params, stop, deadlines, fault)
+        return host.stream(next(self._ids), [dict(m) for m in messages], fitted, params, stop, deadlines, fault,
+                           on_fit)
 
     # the context meter's calls ----------------------------------------------------------------------
     def _call(self, method: str, *args: Any) -> Any:

@@ -91,6 +91,21 @@ def test_the_host_streams_counts_and_fits_what_the_in_process_engine_does(engine
     assert engine.provenance()["chat_template"] == "GGUF tokenizer.chat_template"
 
 
+def test_the_host_fits_what_it_streams_and_says_what_it_left_out(engine: HostedEngine, local: LlamaEngine) -> None:
+    long = [*CHAT, {"role": "assistant", "content": "Nile. " * 300}, {"role": "user", "content": "More?"}] * 3
+    found: list[tuple[int, int]] = []
+    params = GenerationParams(temperature=0.0, seed=42, max_tokens=8)
+    ours = [(c.text, c.n_tokens) for c in engine.stream(long, params, threading.Event(),
+                                                          on_fit=lambda *facts: found.append(facts))]
+    theirs_fit = local.fit_context(long, params)
+    assert found == [(theirs_fit.left_out, theirs_fit.prompt_tokens)] and theirs_fit.left_out > 0
+    assert ours == [(c.text, c.n_tokens) for c in local.stream(theirs_fit, params, threading.Event())]
+    found.clear()
+    fitted = engine.fit_context(long, params)     # fitted already: the host does not fit again, nor say so
+    assert [c.text for c in engine.stream(fitted, params, threading.Event(),
+                                          on_fit=lambda *facts: found.append(facts))] and found == []
+
+
 @pytest.mark.skipif(os.name != "posix", reason="a plain child process on POSIX; a spawn child elsewhere")
 def test_the_host_imports_only_what_the_engine_needs(engine: HostedEngine) -> None:
     assert engine._host is not None

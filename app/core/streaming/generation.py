@@ -238,7 +238,7 @@ def _open_stream(engine: ChunkSource, conversation: Conversation, reply: Message
     if reply.text:      # Continue: the model goes on from the partial reply (the engine ends the prompt with it)
         messages.append({"role": "assistant", "content": reply.text})
     reply.left_out = 0
-    stream = TokenStream(lambda stop: engine.stream(_fitted(engine, messages, params, loop, reply), params, stop),
+    stream = TokenStream(lambda stop: _produce(engine, messages, params, stop, loop, reply),
                          maxsize=settings.queue_maxsize, metrics=gen.metrics)
     reply.generation_id = stream.generation_id
     gen.stream = stream
@@ -339,6 +339,20 @@ def _with_provenance(engine: ChunkSource, params: GenerationParams) -> tuple[Gen
         params = dataclasses.replace(params, seed=secrets.randbits(31))
         prov["seed_random"] = True
     return params, prov
+
+
+def _produce(engine: ChunkSource, messages: list[dict[str, str]], params: GenerationParams, stop: threading.Event,
+             loop: asyncio.AbstractEventLoop, reply: Message) -> Iterable[Chunk]:
+    """In the worker thread: the engine's chunks for ``messages`` fitted to its context window — by the engine
+    itself inside ``stream`` where it says so (``fits_in_stream``: the engine host fits in its own process, no
+    round trip before the request), else by ``_fitted`` first."""
+    if getattr(type(engine), "fits_in_stream", False):      # the class's own: not a wrapper's delegation
+        def on_fit(left_out: int, _prompt_tokens: int) -> None:
+            if left_out:
+                loop.call_soon_threadsafe(setattr, reply, "left_out", left_out)
+
+        return engine.stream(messages, params, stop, on_fit=on_fit)   # type: ignore[call-arg]
+    return engine.stream(_fitted(engine, messages, params, loop, reply), params, stop)
 
 
 def _fitted(engine: ChunkSource, messages: list[dict[str, str]], params: GenerationParams,

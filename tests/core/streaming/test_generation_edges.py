@@ -63,6 +63,29 @@ def test_messages_left_out_to_fit_the_window_are_recorded_on_the_reply() -> None
     assert reply.status is MessageStatus.DONE and reply.left_out == 2
 
 
+class FitsItself(Plain):
+    """A chunk source that fits the messages inside ``stream`` (as the engine host does) and says what it left
+    out through ``on_fit``; its ``fit_context`` must not be called first."""
+
+    fits_in_stream = True
+
+    def fit_context(self, messages: Sequence[Mapping[str, str]], params: GenerationParams) -> list:
+        raise AssertionError("fitted twice: the engine fits inside stream")
+
+    def stream(self, messages, params, stop: threading.Event, on_fit=None) -> Iterator[Chunk]:  # type: ignore[no-untyped-def]
+        self.got = list(messages)
+        on_fit(self.left_out, 123)
+        yield from super().stream(messages, params, stop)
+
+
+def test_an_engine_that_fits_inside_its_stream_is_asked_once_and_its_left_out_recorded() -> None:
+    c, reply = chat("question")
+    engine = FitsItself(["x", "y"], left_out=3)
+    run(generate(engine, FairScheduler(), c, reply, GenerationParams()))
+    assert reply.status is MessageStatus.DONE and reply.text == "xy" and reply.left_out == 3
+    assert engine.got == [{"role": "user", "content": "question"}]       # the conversation as it is
+
+
 def test_a_reply_that_waited_for_the_model_says_how_long() -> None:
     e = ScriptedEngine(["w"] * 20, tokens_per_s=400)
     e.load()
