@@ -8,13 +8,13 @@ UTF-8 sequences and partial stop strings while streaming, so every chunk is whol
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import logging
 import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from app.engine.base import (
 )
 from app.engine.chat_prompt import ChatPrompt, Prompt
 from app.engine.load_progress import loading_with_progress
+from app.engine.model_users import ModelUsers
 from app.engine.models import check_gguf, display_name
 from app.engine.native_abort import NativeAbort
 
@@ -75,8 +76,7 @@ class LlamaEngine:
         self._abort: NativeAbort | None = None   # the context's native abort flag, when installed (``load``)
         self._lock = threading.Lock()
         #: tokenizer calls running in other threads (the context meter, attachments); ``unload`` waits for them
-        self._readers = 0
-        self._no_readers = threading.Condition(self._lock)
+        self._users = ModelUsers(self._lock)
         #: (messages as a key, monotonic time, Prompt): the prompt the last ``fit_context`` measured
         self._fitted_prompt: tuple[tuple[Any, ...], float, Prompt] | None = None
 
@@ -374,23 +374,10 @@ class LlamaEngine:
             start += 1
         return start
 
-    @contextmanager
-    def _reading(self) -> Iterator[ChatPrompt]:
-        """The loaded model's ``ChatPrompt`` for one tokenizer call from any thread; ``unload`` does not free
-        the model until every such call has returned (freeing it under a running ``llama_tokenize`` is a
-        use-after-free: a segmentation fault). Raises ``EngineNotLoadedError`` when no model is loaded."""
-        with self._lock:
-            chat = self._prompt
-            if chat is None:
-                raise EngineNotLoadedError("The model is not loaded yet.")
-            self._readers += 1
-        try:
-            yield chat
-        finally:
-            with self._lock:
-                self._readers -= 1
-                if not self._readers:
-                    self._no_readers.notify_all()
+    def _reading(self) -> contextlib.AbstractContextManager[ChatPrompt]:
+        """The loaded model's ``ChatPrompt`` for one tokenizer call from any thread (``unload`` waits for it:
+        ``app.engine.model_users``); ``EngineNotLoadedError`` when no model is loaded."""
+        return self._users.using(lambda: self._prompt)
 
     def unload(self) -> None:
         """Free the model and its KV cache (``Llama.close()``). Idempotent. Tokenizer calls in other threads
@@ -401,8 +388,7 @@ class LlamaEngine:
             llm, self._llm = self._llm, None
             self._prompt = None
             self._abort = None
-            while self._readers:
-                self._no_readers.wait()
+            self._users.wait_idle()
         if llm is not None:
             try:
                 llm.close()
