@@ -22,16 +22,20 @@ def is_dark() -> bool:
 LIGHT = {
     "bg": "#f7f7f8", "user": "#e8f0fe", "assistant": "#ffffff", "border": "#e1e3e8", "muted": "#6b7280",
     "error": "#b91c1c", "error_bg": "#fdecec", "accent": "#2563eb", "stop": "#dc2626", "input": "#ffffff",
-    "text": "#111827", "side": "#eef0f3",
+    "text": "#111827", "side": "#eef0f3", "scroll": "#c4c7cd",
 }
 DARK = {
     "bg": "#1e1f22", "user": "#2b3a55", "assistant": "#26282c", "border": "#3a3d42", "muted": "#9ca3af",
     "error": "#fca5a5", "error_bg": "#3b1f1f", "accent": "#3b82f6", "stop": "#ef4444", "input": "#2b2d31",
-    "text": "#e5e7eb", "side": "#18191c",
+    "text": "#e5e7eb", "side": "#18191c", "scroll": "#5a5e66",
 }
 
 
 def stylesheet(dark: bool) -> str:
+    """The window's style sheet in the light or dark colours. Scroll bars are drawn by it (flat, no arrows): the
+    chat's bar repaints on every render tick while a reply grows, and Fusion's own drawing of a bar cost 2.5-3.7
+    ms a paint (its gradients, cached per size, and the handle's size changes as the reply grows); a style sheet
+    bar costs 0.03 ms, the whole window's repaint went from 4.3-6.3 to 0.7 ms (2-core machine)."""
     c = DARK if dark else LIGHT
     return f"""
 #chatInner {{ background: {c['bg']}; }}
@@ -57,6 +61,14 @@ QPlainTextEdit:disabled {{ color: {c['muted']}; background: {c['bg']}; }}
 #history::item:selected {{ background: {c['user']}; color: {c['text']}; }}
 #history {{ show-decoration-selected: 0; }}
 #history::branch, #history::branch:selected {{ background: transparent; border: none; image: none; }}
+QScrollBar:vertical {{ background: {c['bg']}; width: 12px; margin: 0; border: none; }}
+QScrollBar:horizontal {{ background: {c['bg']}; height: 12px; margin: 0; border: none; }}
+QScrollBar::handle {{ background: {c['scroll']}; border-radius: 4px; margin: 2px; }}
+QScrollBar::handle:vertical {{ min-height: 24px; }}
+QScrollBar::handle:horizontal {{ min-width: 24px; }}
+QScrollBar::handle:hover {{ background: {c['muted']}; }}
+QScrollBar::add-line, QScrollBar::sub-line {{ width: 0; height: 0; border: none; }}
+QScrollBar::add-page, QScrollBar::sub-page {{ background: none; }}
 #history QScrollBar:vertical {{ background: {c['side']}; width: 10px; margin: 0; border: none; }}
 #history QScrollBar::handle:vertical {{ background: {c['border']}; border-radius: 4px; min-height: 24px; }}
 #history QScrollBar::handle:vertical:hover {{ background: {c['muted']}; }}
