@@ -1,6 +1,6 @@
-"""The window's scroll bars are drawn by its style sheet, flat, in the theme's colour: the chat's bar repaints on
-every render tick while a reply grows, and Fusion's own drawing of it cost 2.5-3.7 ms a paint (a style sheet
-bar: 0.03 ms; the whole window's repaint went from 4.3-6.3 ms to 0.7 ms)."""
+"""The chat's scroll bar is drawn by the window's style sheet, flat, in the theme's colour: it repaints on every
+render tick while a reply grows, and Fusion's own drawing of it cost 2.5-3.7 ms a paint (a style sheet bar:
+0.03 ms; the whole window's repaint went from 4.3-6.3 ms to 0.7 ms)."""
 
 from __future__ import annotations
 
