@@ -75,6 +75,8 @@ class ChatView(QAbstractScrollArea):
         self.viewport().setObjectName("chatInner")
         self.items: list[ListItem] = []
         self.positions = Positions()                 # y of each item (content coordinates)
+        self._shown: dict[int, ListItem] = {}        # id → the rows given a widget (some may have lost it since)
+        self._row_of: dict[int, int] | None = None   # id(row) → its index in items (None: made again when asked)
         self.stick_to_bottom = True
         self._in_layout = False
         self.renders = RenderCache()
@@ -100,11 +102,32 @@ class ChatView(QAbstractScrollArea):
     @property
     def widgets(self) -> list[MessageWidget]:
         """The message widgets that exist now (the messages in or near the viewport), in order."""
-        return [it.widget for it in self.items if isinstance(it.widget, MessageWidget)]
+        return [it.widget for _i, it in self.shown_rows() if isinstance(it.widget, MessageWidget)]
+
+    def shown_rows(self) -> list[tuple[int, ListItem]]:
+        """``(index, row)`` of the rows that have a widget now, in list order. O(widgets), not O(rows): a scroll
+        step's layout asks several times, and a 1,000-pair chat has 2,000 rows (the index of every row is made
+        again only after the list changed)."""
+        if self._row_of is None:
+            self._row_of = {id(it): i for i, it in enumerate(self.items)}
+        rows, items = [], self.items
+        for key, it in list(self._shown.items()):
+            i = self._row_of.get(key)
+            if it.widget is None or i is None or items[i] is not it:
+                del self._shown[key]             # dropped (or parked) since, or no longer in the list
+                continue
+            rows.append((i, it))
+        rows.sort(key=lambda row: row[0])
+        return rows
+
+    def _rows_changed(self) -> None:
+        """``items`` gained or lost rows: the row index is made again when next asked."""
+        self._row_of = None
 
     def add(self, message: Message) -> MessageWidget:
         """Append ``message`` and scroll to it; returns its widget."""
         self.items.append(ListItem(message=message))
+        self._rows_changed()
         self.stick_to_bottom = True
         with self._rendering_now():
             self._relayout()
@@ -126,6 +149,7 @@ class ChatView(QAbstractScrollArea):
         """Append a notice line (kept as a widget)."""
         item = ListItem(notice=(text, object_name))
         self.items.append(item)
+        self._rows_changed()
         label = self._materialize(item)
         self._relayout()
         assert isinstance(label, QLabel)
@@ -136,6 +160,7 @@ class ChatView(QAbstractScrollArea):
             if it.message is message:
                 self._drop(it)
                 del self.items[i]
+                self._rows_changed()
                 self.positions.invalidate(i)
                 self._relayout()
                 return
@@ -144,6 +169,7 @@ class ChatView(QAbstractScrollArea):
         for it in self.items:
             self._drop(it)
         self.items = []
+        self._rows_changed()
         self.positions.invalidate()
         self.stick_to_bottom = True
         self._relayout()
@@ -159,6 +185,7 @@ class ChatView(QAbstractScrollArea):
             if not (leaving and self.parked.park(it)):
                 self._drop(it)
         self.items = [ListItem(message=m) for m in conv.messages]
+        self._rows_changed()
         self.positions.invalidate()
         self.stick_to_bottom = True
         if not self.isVisible():      # (the first chat opened: the view is shown after this, at its size) laid
@@ -325,6 +352,7 @@ class ChatView(QAbstractScrollArea):
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             w = label
         it.widget = w
+        self._shown[id(it)] = it
         x, width = self._box(it)
         w.setGeometry(x, 0, width, max(1, w.heightForWidth(width)))
         it.heights.clear()
@@ -418,10 +446,10 @@ class ChatView(QAbstractScrollArea):
         top = bar.value()
         self._drop_far(top, vh)
         col = self.column()
-        for i, it in enumerate(self.items):
-            if it.widget is not None:
-                x, width = self._box(it, col)
-                it.widget.setGeometry(x, pos.tops[i] - top, width, it.height(width))
+        for i, it in self.shown_rows():
+            assert it.widget is not None
+            x, width = self._box(it, col)
+            it.widget.setGeometry(x, pos.tops[i] - top, width, it.height(width))
 
     def _fits(self, it: ListItem) -> bool:
         """Whether giving ``it`` a widget fits what is left of a scroll step's budget (any other layout, e.g.
@@ -437,8 +465,8 @@ class ChatView(QAbstractScrollArea):
         keep = max(vh, 2 * OVERSCAN_PX)          # more than the overscan: what the idle work makes stays
         lo, hi = top - keep, top + vh + keep
         tops = self.positions.tops
-        for i, it in enumerate(self.items):
-            if it.widget is not None and i < len(tops):
+        for i, it in self.shown_rows():
+            if i < len(tops):
                 y = tops[i]
                 if (y + it.height(self._box(it)[1]) < lo or y > hi) and not self._keep(it):
                     self._drop(it)

@@ -37,6 +37,7 @@ class IdleHost(Protocol):
     _overscan: int
 
     def viewport(self) -> QWidget: ...
+    def shown_rows(self) -> list[tuple[int, ListItem]]: ...
     def _style(self) -> str: ...
     def _visible_range(self, margin: int = 0) -> tuple[int, int]: ...
     def _relayout(self) -> None: ...
@@ -67,7 +68,7 @@ class IdleWork:
         view = self.view
         first, last = view._visible_range()
         near = list(view.items[first:last])
-        near += [it for it in view.items if it.widget is not None and it not in near]
+        near += [it for _i, it in view.shown_rows() if it not in near]
         return [it for it in near if isinstance(it.widget, MessageWidget) and it.widget.preview
                 and it.message is not None and it.message.status.final]
 
