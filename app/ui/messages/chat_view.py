@@ -75,8 +75,7 @@ class ChatView(QAbstractScrollArea):
         self.viewport().setObjectName("chatInner")
         self.items: list[ListItem] = []
         self.positions = Positions()                 # y of each item (content coordinates)
-        self._shown: dict[int, ListItem] = {}        # id → the rows given a widget (some may have lost it since)
-        self._row_of: dict[int, int] | None = None   # id(row) → its index in items (None: made again when asked)
+        self.shown = rows.ShownRows()                # the rows that have widgets (a layout walks only them)
         self.stick_to_bottom = True
         self._in_layout = False
         self.renders = RenderCache()
@@ -105,29 +104,13 @@ class ChatView(QAbstractScrollArea):
         return [it.widget for _i, it in self.shown_rows() if isinstance(it.widget, MessageWidget)]
 
     def shown_rows(self) -> list[tuple[int, ListItem]]:
-        """``(index, row)`` of the rows that have a widget now, in list order. O(widgets), not O(rows): a scroll
-        step's layout asks several times, and a 1,000-pair chat has 2,000 rows (the index of every row is made
-        again only after the list changed)."""
-        if self._row_of is None:
-            self._row_of = {id(it): i for i, it in enumerate(self.items)}
-        rows, items = [], self.items
-        for key, it in list(self._shown.items()):
-            i = self._row_of.get(key)
-            if it.widget is None or i is None or items[i] is not it:
-                del self._shown[key]             # dropped (or parked) since, or no longer in the list
-                continue
-            rows.append((i, it))
-        rows.sort(key=lambda row: row[0])
-        return rows
-
-    def _rows_changed(self) -> None:
-        """``items`` gained or lost rows: the row index is made again when next asked."""
-        self._row_of = None
+        """``(index, row)`` of the rows that have a widget now, in list order (``positions.ShownRows``)."""
+        return self.shown.rows(self.items)
 
     def add(self, message: Message) -> MessageWidget:
         """Append ``message`` and scroll to it; returns its widget."""
         self.items.append(ListItem(message=message))
-        self._rows_changed()
+        self.shown.changed()
         self.stick_to_bottom = True
         with self._rendering_now():
             self._relayout()
@@ -149,7 +132,7 @@ class ChatView(QAbstractScrollArea):
         """Append a notice line (kept as a widget)."""
         item = ListItem(notice=(text, object_name))
         self.items.append(item)
-        self._rows_changed()
+        self.shown.changed()
         label = self._materialize(item)
         self._relayout()
         assert isinstance(label, QLabel)
@@ -160,7 +143,7 @@ class ChatView(QAbstractScrollArea):
             if it.message is message:
                 self._drop(it)
                 del self.items[i]
-                self._rows_changed()
+                self.shown.changed()
                 self.positions.invalidate(i)
                 self._relayout()
                 return
@@ -169,7 +152,7 @@ class ChatView(QAbstractScrollArea):
         for it in self.items:
             self._drop(it)
         self.items = []
-        self._rows_changed()
+        self.shown.changed()
         self.positions.invalidate()
         self.stick_to_bottom = True
         self._relayout()
@@ -185,7 +168,7 @@ class ChatView(QAbstractScrollArea):
             if not (leaving and self.parked.park(it)):
                 self._drop(it)
         self.items = [ListItem(message=m) for m in conv.messages]
-        self._rows_changed()
+        self.shown.changed()
         self.positions.invalidate()
         self.stick_to_bottom = True
         if not self.isVisible():      # (the first chat opened: the view is shown after this, at its size) laid
@@ -352,7 +335,7 @@ class ChatView(QAbstractScrollArea):
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             w = label
         it.widget = w
-        self._shown[id(it)] = it
+        self.shown.add(it)
         x, width = self._box(it)
         w.setGeometry(x, 0, width, max(1, w.heightForWidth(width)))
         it.heights.clear()

