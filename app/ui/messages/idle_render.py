@@ -22,8 +22,10 @@ from app.ui.messages.widget import MessageWidget
 
 #: Quiet time (ms) after the last scroll before the idle work starts; each idle slice does one piece of work.
 IDLE_DELAY_MS = 30
-#: Characters of markdown one idle slice renders (~1-3 ms; a table that ends in the slice is parsed whole).
-RENDER_SLICE_CHARS = 500
+#: Characters of markdown one idle slice renders, cut at a block boundary (``pool.slice_end``: ~1-14 ms here; a
+#: table or list that runs past it is fed whole). 500 cut at line ends made ~14 slices of a 7 KB reply, each a
+#: loop turn of its own, and parsed its long table again in each.
+RENDER_SLICE_CHARS = 1500
 #: Rows this close to the viewport (px) get their widgets in idle time, before they scroll in.
 OVERSCAN_PX = 120
 

@@ -1,0 +1,57 @@
+"""Finished replies rendered in idle slices (app/ui/messages/pool.py, idle_render.py): a slice ends at a block
+boundary, so no block is parsed again by the next slice; the result equals the one-shot render; and a reply is
+shown once, with its code colours, not plain first and coloured again."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.core.conversation import Message, MessageStatus, Role
+from app.ui.messages.markdown_view import MarkdownView
+from app.ui.messages.pool import BLANK_LOOK_SLICES, RenderCache, new_renderer, slice_end
+
+pytestmark = pytest.mark.timeout(180)
+
+TABLE = "| n | square |\n|---:|---:|\n" + "".join(f"| {k} | {k * k} |\n" for k in range(60))
+
+
+def test_a_slice_ends_after_the_last_blank_line_inside_it() -> None:
+    text = "one paragraph\n\nanother one here\n\nthird paragraph that runs on and on\n" + "x" * 200
+    end = slice_end(text, 0, 50)
+    assert text[:end] == "one paragraph\n\nanother one here\n\n"
+
+
+def test_a_table_longer_than_a_slice_is_one_slice_up_to_the_blank_line_after_it() -> None:
+    text = "Intro.\n\n" + TABLE + "\nAfter the table.\n" + "More text.\n" * 40
+    assert 300 < len(TABLE) < 300 * BLANK_LOOK_SLICES
+    end = slice_end(text, 8, 300)            # the slice starts at the table; no blank line inside 300 chars
+    assert text[8:end] == TABLE + "\n"
+
+
+def test_without_a_blank_line_a_slice_ends_after_a_line_end_and_a_short_rest_is_whole() -> None:
+    text = "".join(f"line {k}\n" for k in range(400))
+    end = slice_end(text, 0, 100)
+    assert 100 <= end <= 150 and text[end - 1] == "\n"
+    assert slice_end(text, len(text) - 120, 100) == len(text)
+
+
+def test_a_reply_rendered_in_slices_equals_its_one_shot_render(qapp, corpus_dir) -> None:
+    cache = RenderCache()
+    for k, path in enumerate(sorted((corpus_dir / "answers").glob("*.md"))):
+        text = path.read_text(encoding="utf-8") + "\n\n" + TABLE + "\nThe end.\n"
+        msg = Message(Role.ASSISTANT, text, status=MessageStatus.DONE)
+        msg.id = 10_000 + k
+        slices = 0
+        while not cache.render_slice(msg, "light", 120):
+            slices += 1
+        assert slices > 2, path.name
+        sliced = cache.get(msg, "light")
+        assert sliced is not None
+        whole = new_renderer("light")            # the same renderer, fed the text in one piece
+        whole.feed(text)
+        whole.finish()
+        for md in (sliced, whole):
+            while md.highlights_pending:         # code colours and formulas come from the worker pools
+                assert MarkdownView.lexer_pool().wait(timeout=120) and MarkdownView.math_pool().wait(timeout=120)
+                md.render()
+        assert sliced.html == whole.html, path.name
