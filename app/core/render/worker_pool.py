@@ -11,7 +11,8 @@ A job is a *key* (a tuple of picklable values); the worker calls ``handler(*key)
 ``"module:function"`` so the worker imports it itself — and sends back its (picklable) result. A handler that
 raises gives the fallback too. Callers never block (except :meth:`DeadlinePool.wait`): :meth:`request` returns
 the result if known, else None and queues the job once. ``completed`` counts stored results, so a renderer polls
-it to know when to look again.
+it to know when to look again; a listener (:meth:`DeadlinePool.add_listener`) is told each time one is stored, so
+a window can look at once instead of at its next poll.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import queue
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any, Generic, TypeVar
 
 #: Seconds the worker process may take to start (import its handler) before the pool gives up on this job.
@@ -102,6 +103,7 @@ class DeadlinePool(Generic[K, R]):
         self.completed = 0
         self.fallbacks = 0
         self.busy_s = 0.0
+        self._listeners: list[Callable[[], None]] = []
 
     def fallback(self, key: K) -> R:
         """The result of a job that ran past the deadline, whose handler raised or whose worker died."""
@@ -128,6 +130,18 @@ class DeadlinePool(Generic[K, R]):
             self.start()
             self._jobs.put(key)
         return out
+
+    def add_listener(self, listener: Callable[[], None]) -> None:
+        """Call ``listener()`` after each result is stored. It runs in the pool's supervisor thread, so it must only
+        hand the news over (post an event to the loop), never wait; what it raises is ignored."""
+        with self._lock:
+            self._listeners.append(listener)
+
+    def remove_listener(self, listener: Callable[[], None]) -> None:
+        """Stop calling ``listener`` (one that was never added: nothing happens)."""
+        with self._lock:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
 
     def pending(self) -> int:
         """Jobs queued or running."""
@@ -236,3 +250,9 @@ class DeadlinePool(Generic[K, R]):
                 self._queued.discard(key)
                 self.completed += 1
                 self._done.notify_all()
+                listeners = list(self._listeners)
+            for listener in listeners:
+                try:
+                    listener()
+                except Exception:     # a listener's bug must not stop the pool
+                    pass

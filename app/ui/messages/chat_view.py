@@ -35,7 +35,7 @@ from app.ui.look.style import border_color
 from app.ui.messages import keys as message_keys
 from app.ui.messages import positions as rows
 from app.ui.messages.idle_render import IDLE_DELAY_MS, OVERSCAN_PX, RENDER_SLICE_CHARS, IdleWork
-from app.ui.messages.markdown_view import UI_FONT_FAMILIES, palette_theme
+from app.ui.messages.markdown_view import UI_FONT_FAMILIES, palette_theme, pool_arrivals
 from app.ui.messages.pool import ParkedWidgets, RenderCache, WidgetPool
 from app.ui.messages.positions import MARGIN_Y, MAX_READING_WIDTH, SPACING, ListItem, Positions, column, row_box
 from app.ui.messages.widget import STATUS_TEXT, MessageWidget, PlainTextView, format_figures
@@ -87,6 +87,7 @@ class ChatView(QAbstractScrollArea):
         self._overscan = OVERSCAN_PX                 # a scroll step builds only what shows (0)
         self._open_pending = False                   # a chat was opened while the view was hidden
         self.idle = IdleWork(self)                   # previews → full renders, rendering ahead (.idle_render)
+        pool_arrivals().results.connect(self._pool_results)
         self.idle_slices_ms = self.idle.slices_ms    # duration of each idle slice (the benchmark reads it)
         message_keys.install(self)
         bar = self.verticalScrollBar()
@@ -470,6 +471,9 @@ class ChatView(QAbstractScrollArea):
         """Indexes ``[first, last)`` of the items within ``margin`` px of the viewport."""
         top = self.verticalScrollBar().value()
         return self.positions.span(top - margin, top + self.viewport().height() + margin, len(self.items))
+
+    def _pool_results(self) -> None:
+        self.idle.pool_results()
 
     def fully_rendered(self) -> bool:
         """Whether every message in the viewport shows its full render with its code colours (no preview, none

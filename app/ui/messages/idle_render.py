@@ -5,6 +5,11 @@ Each slice does one piece of work, then schedules the next: give the rows in or 
 (within the step's budget, previews otherwise), or render a few lines of one previewed reply's markdown
 (``RENDER_SLICE_CHARS``), or show a rendered one in full, or render a slice of a reply within a screen of the
 viewport that has no widget yet. Any scroll puts the idle work off again (``IDLE_DELAY_MS``).
+
+A rendered reply whose code colours or formulas the worker pools have not delivered yet is shown when they come
+(the pools' news, :mod:`.arrivals`, wakes the idle work: :meth:`IdleWork.pool_results`), or after
+``COLOUR_WAIT_MS`` without them: showing it plain and then coloured built its documents twice (30-50 ms each for
+a 7 KB reply), and the colours reached the screen only at the view's next poll (up to 40 ms later).
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ IDLE_DELAY_MS = 30
 RENDER_SLICE_CHARS = 1500
 #: Rows this close to the viewport (px) get their widgets in idle time, before they scroll in.
 OVERSCAN_PX = 120
+#: The longest a rendered reply waits for its code colours and formulas before it is shown without them (ms).
+COLOUR_WAIT_MS = 120
 
 
 class IdleHost(Protocol):
@@ -56,6 +63,13 @@ class IdleWork:
         self.timer.setSingleShot(True)
         self.timer.timeout.connect(self.step)
         self.slices_ms: list[float] = []
+        self._waiting: tuple[object, float] | None = None   # (message, since) waiting for its colours
+
+    def pool_results(self) -> None:
+        """The worker pools stored results (:mod:`.arrivals`; the list, a QObject, connects this, so the connection
+        ends with it): a reply waiting for its colours is looked at now."""
+        if self._waiting is not None and self.timer.isActive():
+            self.timer.start(0)          # the colours may be there: look now
 
     def start(self, delay_ms: int = IDLE_DELAY_MS) -> None:
         """Run the next slice ``delay_ms`` from now (again, if it was scheduled)."""
@@ -106,7 +120,16 @@ class IdleWork:
             if renderer is None:          # markdown → HTML, a few lines a slice; then one slice shows it
                 view.renders.render_slice(it.message, theme, RENDER_SLICE_CHARS)
             else:
-                view._show_rendered(w, renderer)
+                renderer.render()         # the colours and formulas the pools delivered meanwhile
+                if self._waiting is None or self._waiting[0] is not it.message:
+                    self._waiting = (it.message, t0)
+                left_ms = COLOUR_WAIT_MS - (t0 - self._waiting[1]) * 1000.0
+                if renderer.highlights_pending and left_ms > 0:
+                    more = False
+                    self.timer.start(max(1, round(left_ms)))   # or sooner: the pools' news (pool_results)
+                else:
+                    self._waiting = None
+                    view._show_rendered(w, renderer)
         else:
             vh = view.viewport().height()
             first, last = view._visible_range(margin=vh)

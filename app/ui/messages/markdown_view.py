@@ -18,6 +18,7 @@ Links follow :mod:`.view_links` (what is opened, asked about, copied, folded).
 
 from __future__ import annotations
 
+import atexit
 import time
 
 from PySide6.QtCore import QEvent, QMimeData, Qt, QTimer, QUrl
@@ -34,6 +35,7 @@ from app.core.render.markdown.thinking import (
     thinking_header_html,
 )
 from app.core.render.math_render import MathPool, default_math_pool
+from app.ui.messages.arrivals import Arrivals
 from app.ui.messages.collector import freeze_startup_heap
 from app.ui.messages.formulas import formula_image, math_cache
 from app.ui.messages.patched_view import PatchedView
@@ -51,6 +53,19 @@ __all__ = ["RUN_BREAK_CHARS", "UI_FONT_FAMILIES", "MarkdownView", "break_long_ru
            "palette_theme", "reply_renderer", "warm_up"]
 
 _BLANK: dict[str, IncrementalMarkdown] = {}
+_ARRIVALS: list[Arrivals] = []
+
+
+def pool_arrivals() -> Arrivals:
+    """The UI loop's news of the shared lexer and math pools (:mod:`.arrivals`; made on first use, on the UI
+    thread)."""
+    if not _ARRIVALS:
+        arrivals = Arrivals()
+        arrivals.watch(default_pool())
+        arrivals.watch(default_math_pool())
+        atexit.register(arrivals.close)
+        _ARRIVALS.append(arrivals)
+    return _ARRIVALS[0]
 
 #: A streaming refresh inserts the changed pieces only until they hold this many HTML characters (about 10 ms of
 #: ``insertHtml`` and layout here); the rest waits for the next tick, or ``MORE_DELAY_MS`` without one (longer
@@ -90,7 +105,8 @@ class MarkdownView(PatchedView):
     and :attr:`heightChanged` (pixels) is emitted when it changes, so the view sits in a scroll area of messages.
     """
 
-    #: Milliseconds between looks at the lexer pool while code colours are pending (after the stream ended).
+    #: Milliseconds between looks at the lexer pool while code colours are pending (after the stream ended); a
+    #: finished message also looks as soon as the pools have nothing left to do (:meth:`_on_pool_results`).
     HIGHLIGHT_POLL_MS = 40
 
     @staticmethod
@@ -112,6 +128,7 @@ class MarkdownView(PatchedView):
         self._hl_timer.setSingleShot(True)
         self._hl_timer.setInterval(self.HIGHLIGHT_POLL_MS)
         self._hl_timer.timeout.connect(self._poll_highlights)
+        pool_arrivals().results.connect(self._on_pool_results)
         self._more_timer = QTimer(self)       # a patch left pieces for later (PATCH_BUDGET_CHARS)
         self._more_timer.setSingleShot(True)
         self._more_timer.setInterval(MORE_DELAY_MS)
@@ -320,6 +337,15 @@ class MarkdownView(PatchedView):
     def _poll_highlights(self) -> None:
         """Pick up code colours the lexer pool delivered (the stream may have ended: nobody else refreshes)."""
         self.refresh()
+
+    def _on_pool_results(self) -> None:
+        """The lexer or math pool stored results (:mod:`.arrivals`). A finished message waiting for its code colours
+        or formulas shows them once the pools have nothing left to do (one patch with all of them, not one per
+        result), at once instead of at its next poll; a streaming one takes them at its next tick."""
+        if (self._hl_timer.isActive() and self.renderer.finished
+                and not self.lexer_pool().pending() and not self.math_pool().pending()):
+            self._hl_timer.stop()
+            self.refresh()
 
     def _restyle_from(self, block: int) -> None:
         """Stable block ``block`` and later ones changed (code colours arrived): compare them again."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from app.core.render.lexer_pool import LexerPool
@@ -55,3 +57,29 @@ def test_no_worker_is_started_once_the_process_exits(pool: LexerPool) -> None:
     assert pool.wait(timeout=120)
     assert pool.result("python", "light", "x = 1\n") == "x = 1\n"      # the fallback: plain text
     assert pool.fallbacks == 1                                           # no worker lexed it
+
+
+def test_a_listener_hears_of_each_result_and_a_failing_one_stops_nothing(pool: LexerPool) -> None:
+    heard: list[int] = []
+
+    def listener() -> None:
+        heard.append(pool.completed)          # called once the result is stored
+
+    def broken() -> None:
+        raise RuntimeError("a listener's bug")
+
+    pool.add_listener(broken)
+    pool.add_listener(listener)
+    assert pool.request("python", "light", "a = 1\n") is None
+    assert pool.request("python", "light", "b = 2\n") is None
+    assert pool.wait(timeout=120)
+    deadline = time.monotonic() + 60
+    while len(heard) < 2 and time.monotonic() < deadline:    # the listener runs just after the result is stored
+        time.sleep(0.01)
+    assert heard == [1, 2]
+    pool.remove_listener(listener)
+    pool.remove_listener(listener)            # removing twice: nothing happens
+    assert pool.request("python", "light", "c = 3\n") is None
+    assert pool.wait(timeout=120)
+    assert pool.result("python", "light", "c = 3\n") is not None
+    assert heard == [1, 2]

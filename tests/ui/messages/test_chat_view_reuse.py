@@ -95,7 +95,8 @@ def test_a_scroll_step_shows_a_preview_without_markup_then_the_full_render(windo
         assert text.startswith("Marker ") and "Part " in text
         for markup in ("**", "`", "## ", "](", "|", "---"):
             assert markup not in text, (markup, text)
-    qtbot.waitUntil(chat.fully_rendered, timeout=60_000)
+    qtbot.waitUntil(chat.fully_rendered, timeout=60_000)     # the viewport first, then the rows around it:
+    qtbot.waitUntil(lambda: not any(w.preview for w in previews if w.isVisible()), timeout=60_000)
     checked = 0
     for w in previews:
         if w.message.role is Role.ASSISTANT and w.isVisible():

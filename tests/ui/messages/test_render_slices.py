@@ -4,11 +4,17 @@ shown once, with its code colours, not plain first and coloured again."""
 
 from __future__ import annotations
 
-import pytest
+import time
 
-from app.core.conversation import Message, MessageStatus, Role
+import pytest
+from PySide6.QtWidgets import QApplication
+
+from app.core.conversation import Conversation, Message, MessageStatus, Role
+from app.core.render.markdown import IncrementalMarkdown
+from app.ui.messages import idle_render
 from app.ui.messages.markdown_view import MarkdownView
 from app.ui.messages.pool import BLANK_LOOK_SLICES, RenderCache, new_renderer, slice_end
+from tests.helpers.window import scripted_window, show_chat
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -55,3 +61,28 @@ def test_a_reply_rendered_in_slices_equals_its_one_shot_render(qapp, corpus_dir)
                 assert MarkdownView.lexer_pool().wait(timeout=120) and MarkdownView.math_pool().wait(timeout=120)
                 md.render()
         assert sliced.html == whole.html, path.name
+
+
+def test_a_reply_is_shown_once_with_its_colours(qtbot, monkeypatch) -> None:
+    shown: list[bool] = []
+    real = MarkdownView.set_renderer
+
+    def spy(self: MarkdownView, renderer: IncrementalMarkdown) -> None:
+        shown.append(renderer.highlights_pending)
+        real(self, renderer)
+
+    monkeypatch.setattr(MarkdownView, "set_renderer", spy)
+    monkeypatch.setattr(idle_render, "COLOUR_WAIT_MS", 60_000)   # a busy machine: the wait, not its cap
+    window = scripted_window(qtbot)
+    stamp = time.monotonic_ns()             # code never lexed before in this process
+    conv = Conversation()
+    for i in range(3):
+        code = "".join(f"result_{i}_{k} = transform({k}, {stamp})\n" for k in range(8))
+        conv.add(Message(Role.USER, f"Question {i}"))
+        conv.add(Message(Role.ASSISTANT, f"Answer {i}.\n\n" + "Some words. " * 300 + f"\n\n```python\n{code}```\n",
+                         status=MessageStatus.DONE))     # the code last: lexed only once the last slice is in
+    show_chat(window, conv)
+    QApplication.processEvents()
+    qtbot.waitUntil(window.chat.fully_rendered, timeout=60_000)
+    assert shown                             # the replies were shown by the idle work …
+    assert shown == [False] * len(shown)     # … each with its colours already there
