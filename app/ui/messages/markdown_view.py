@@ -84,16 +84,19 @@ def _blank_renderer(theme: str) -> IncrementalMarkdown:
     return blank
 
 
-def reply_renderer(theme: str, font: QFont | None = None, dpr: float | None = None) -> IncrementalMarkdown:
+def reply_renderer(theme: str, font: QFont | None = None, dpr: float | None = None, *,
+                   final_text: bool = False) -> IncrementalMarkdown:
     """A renderer for a reply shown in ``theme``: code lexed by the lexer pool, formulas drawn by the math pool
-    for ``font`` at ``dpr`` (default: a view's font, the primary screen's device pixel ratio)."""
+    for ``font`` at ``dpr`` (default: a view's font, the primary screen's device pixel ratio); ``final_text``: a
+    finished message fed in slices (``IncrementalMarkdown``)."""
     if font is None:
         font = QFont(QApplication.font())
         font.setFamilies(UI_FONT_FAMILIES)
     if dpr is None:
         screen = QGuiApplication.primaryScreen()
         dpr = screen.devicePixelRatio() if screen is not None else 1.0
-    return IncrementalMarkdown(theme=theme, pool=MarkdownView.lexer_pool(), math=math_cache(font, dpr))
+    return IncrementalMarkdown(theme=theme, pool=MarkdownView.lexer_pool(), math=math_cache(font, dpr),
+                               final_text=final_text)
 
 
 class MarkdownView(PatchedView):

@@ -50,12 +50,14 @@ def slice_end(text: str, pos: int, chars: int) -> int:
     """Where the slice of ``text`` that starts at ``pos`` and holds about ``chars`` characters ends (an index).
 
     The text is fed to an incremental renderer, which re-parses its unfinished tail at every render: a slice that
-    ends inside a table or a list makes the next slice parse that block again from its start, so a finished reply
-    rendered in 500-character slices cut at line ends cost 41-49 ms of markdown, against 12-16 ms in one piece
-    (40 corpus replies of ~7 KB, most with an 80-row table, same run). So a slice ends after the
-    last blank line (a block boundary) inside it; with none, after the first one within ``BLANK_LOOK_SLICES``
-    slices past it; with none either, after a line end; cut that way, slicing cost 13-15 ms and the longest
-    slice ~9-13 ms. The rest of the text, if not much longer than a slice, is one slice.
+    ends inside a table or a list makes the next slice parse that block again from its start. So a slice ends
+    after the last blank line (a block boundary) inside it; with none, after the first one within
+    ``BLANK_LOOK_SLICES`` slices past it; with none either, after a line end. The rest of the text, if not much
+    longer than a slice, is one slice. Measured on 40 corpus replies of ~7 KB, most with an 80-row table, same
+    run: 500-character slices cut at line ends cost 41-49 ms of markdown a reply, cut this way 13-15 ms (one piece:
+    12-16 ms). Most of that gap was a stream's rule that held every block after pending code in the tail
+    (``IncrementalMarkdown``'s ``final_text``, which the render cache now sets): without it, line cuts cost
+    15-23 ms, with slices of 5-13 ms against 10-15 ms here, in ~14 slices against ~5.
     """
     end = pos + chars
     if len(text) - pos <= chars * 3 // 2:
@@ -165,8 +167,8 @@ class RenderCache:
 
 def new_renderer(theme: str, font: QFont | None = None) -> IncrementalMarkdown:
     """A renderer as a ``MarkdownView`` makes one (code lexed in the shared lexer pool, formulas drawn in the math
-    pool for a view's font)."""
-    return reply_renderer(theme, font)
+    pool for a view's font), for a finished message (``final_text``: fed in slices, its blocks are stable at once)."""
+    return reply_renderer(theme, font, final_text=True)
 
 
 class WidgetPool:

@@ -83,3 +83,22 @@ def test_a_listener_hears_of_each_result_and_a_failing_one_stops_nothing(pool: L
     assert pool.wait(timeout=120)
     assert pool.result("python", "light", "c = 3\n") is not None
     assert heard == [1, 2]
+
+
+def test_a_finished_text_fed_in_slices_does_not_hold_its_blocks_behind_pending_code(pool: LexerPool) -> None:
+    code = "".join(f"held_{k} = {k} * {time.monotonic_ns()}\n" for k in range(5))     # never lexed before
+    text = f"First.\n\n```python\n{code}```\n\n" + "".join(f"Paragraph {k} after the code.\n\n" for k in range(30))
+    held, final = IncrementalMarkdown(pool=pool), IncrementalMarkdown(pool=pool, final_text=True)
+    for md in (held, final):
+        for i in range(0, len(text), 40):
+            md.feed(text[i : i + 40])
+            md.render()
+    # a stream keeps the code block, and all after it, in its tail until the colours come (held, here while the
+    # fresh pool's worker starts); a finished text makes them stable at once, not parsed again at every slice
+    assert len(final.stable_blocks) > 25
+    for md in (held, final):
+        md.finish()
+        while md.highlights_pending:
+            assert pool.wait(timeout=120)
+            md.render()
+    assert final.html == held.html == render_markdown(text)

@@ -96,11 +96,14 @@ class MarkdownStream:
 
     :meth:`feed` only stores text and cuts complete lines; :meth:`render` does the work (several feeds in one UI
     tick cost one render); the properties only read what the last :meth:`render` or :meth:`finish` made.
+    ``hold_pending`` (a stream): a block whose code colours are pending stays in the tail until they come; False
+    (a finished text fed in slices): it is stable at once and restyled later (``IncrementalMarkdown.final_text``).
     """
 
     def __init__(self, theme: str = "light", copy_prefix: str = "", clock: Clock = time.perf_counter,
-                 pool: LexerPool | None = None, math: MathCache | None = None) -> None:
+                 pool: LexerPool | None = None, math: MathCache | None = None, hold_pending: bool = True) -> None:
         self._copy_prefix = copy_prefix
+        self._hold_pending = hold_pending
         self._clock = clock
         self._pool = pool
         self._math_pool = math.pool if math is not None else None
@@ -394,7 +397,7 @@ class MarkdownStream:
         blocks, codes = self._renderer.render_groups(groups, len(self._stable_codes))
         ctx = self._renderer.context
         taken = len(lines)
-        if ctx.pending and not self._finished:
+        if ctx.pending and not self._finished and self._hold_pending:
             first = ctx.pending[0]
             first_map = groups[first][0].map
             taken = first_map[0] if first_map is not None else 0
@@ -403,7 +406,7 @@ class MarkdownStream:
             blocks, codes = blocks[:first], codes[: ctx.code_ends[first - 1]]
             src = "\n".join(lines[:taken]) + "\n"
         run = _StableRun(src, len(self._stable), len(self._stable_codes), len(self._references),
-                         (bool(ctx.pending) and self._finished) or ctx.math_pending)
+                         (bool(ctx.pending) and (self._finished or not self._hold_pending)) or ctx.math_pending)
         self._runs.append(run)
         self._stable.extend(blocks)
         self._stable_codes.extend(codes)
