@@ -229,6 +229,16 @@ class ChatView(QAbstractScrollArea):
             self._in_layout = was
         self._relayout()
 
+    def _show_built(self, w: MessageWidget) -> None:
+        """Put the render ``w`` built off-screen (``MessageWidget.build_rendered``) in place of its preview, laying
+        the list out once with the final height."""
+        was, self._in_layout = self._in_layout, True
+        try:
+            w.show_built()
+        finally:
+            self._in_layout = was
+        self._relayout()
+
     def scroll_to(self, message: Message, margin: int = 40) -> MessageWidget | None:
         """Scroll so that ``message`` starts ``margin`` px below the top of the view (following the bottom stops);
         returns its widget, or None when it is not in the list."""
@@ -325,7 +335,7 @@ class ChatView(QAbstractScrollArea):
             made = self.pool.made
             mw = self.pool.take(msg, self.viewport(), body, renderer)
             if self.pool.made != made and mw.view is not None:
-                mw.view.heightChanged.connect(lambda _h, mw=mw: self._on_widget_height(mw))
+                mw.bodyHeightChanged.connect(lambda _h, mw=mw: self._on_widget_height(mw))
             mw.list_item = it            # type: ignore[attr-defined]
             w = mw
         else:

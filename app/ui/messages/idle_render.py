@@ -3,8 +3,9 @@ the replies near the viewport are rendered ahead into the cache, one small slice
 
 Each slice does one piece of work, then schedules the next: give the rows in or near the viewport their widgets
 (within the step's budget, previews otherwise), or render a few lines of one previewed reply's markdown
-(``RENDER_SLICE_CHARS``), or show a rendered one in full, or render a slice of a reply within a screen of the
-viewport that has no widget yet. Any scroll puts the idle work off again (``IDLE_DELAY_MS``).
+(``RENDER_SLICE_CHARS``), or build a rendered one's documents off-screen, about ``BUILD_SLICE_MS`` of them
+(then they replace its preview), or render a slice of a reply within a screen of the viewport that has no widget
+yet. Any scroll puts the idle work off again (``IDLE_DELAY_MS``).
 
 A rendered reply whose code colours or formulas the worker pools have not delivered yet is shown when they come
 (the pools' news, :mod:`.arrivals`, wakes the idle work: :meth:`IdleWork.pool_results`), or after
@@ -33,6 +34,9 @@ IDLE_DELAY_MS = 30
 RENDER_SLICE_CHARS = 1500
 #: Rows this close to the viewport (px) get their widgets in idle time, before they scroll in.
 OVERSCAN_PX = 120
+#: An idle slice that builds a reply's documents goes on with the next budget of HTML while it has run less than
+#: this (ms): the build's slices then take about one frame, whatever this machine's speed.
+BUILD_SLICE_MS = 10
 #: The longest a rendered reply waits for its code colours and formulas before it is shown without them (ms).
 COLOUR_WAIT_MS = 120
 
@@ -51,6 +55,7 @@ class IdleHost(Protocol):
     def _visible_range(self, margin: int = 0) -> tuple[int, int]: ...
     def _relayout(self) -> None: ...
     def _show_rendered(self, w: MessageWidget, renderer: Any) -> None: ...
+    def _show_built(self, w: MessageWidget) -> None: ...
 
 
 class IdleWork:
@@ -87,6 +92,22 @@ class IdleWork:
         near += [it for _i, it in view.shown_rows() if it not in near]
         return [it for it in near if isinstance(it.widget, MessageWidget) and it.widget.preview
                 and it.message is not None and it.message.status.final]
+
+    def _show(self, w: MessageWidget, renderer: Any) -> None:
+        """One slice of showing ``renderer`` in ``w`` in place of its preview: built off-screen a budget at a time
+        (``MessageWidget.build_rendered``), or at once in a view that holds the focus or a selection (its
+        preview stays the view the person acts on until then)."""
+        view = self.view
+        assert w.view is not None
+        if w.view.hasFocus() or w.view.textCursor().hasSelection():
+            view._show_rendered(w, renderer)
+            return
+        t0 = time.perf_counter()
+        built = w.build_rendered(renderer)
+        while not built and (time.perf_counter() - t0) * 1000.0 < BUILD_SLICE_MS:
+            built = w.build_rendered(renderer)
+        if built:
+            view._show_built(w)
 
     def done(self) -> bool:
         """Whether every message in the viewport shows its full render with its code colours (no preview, none
@@ -129,7 +150,7 @@ class IdleWork:
                     self.timer.start(max(1, round(left_ms)))   # or sooner: the pools' news (pool_results)
                 else:
                     self._waiting = None
-                    view._show_rendered(w, renderer)
+                    self._show(w, renderer)
         else:
             vh = view.viewport().height()
             first, last = view._visible_range(margin=vh)

@@ -93,6 +93,10 @@ class PlainTextView(QTextBrowser):
         return QSize(50, 16)       # a scroll area's 100 px default left blank space under short messages
 
 
+#: Where a spare view is built (px above its widget): never in sight, never painted.
+OFF_SCREEN_PX = 100_000
+
+
 class MessageWidget(QFrame):
     """One message: a header (who, status) and its body (a ``MarkdownView`` for replies, plain text for the
     user's own words, which are shown exactly as typed). ``resend_requested(Message)``: the "Resend" link of a
@@ -101,11 +105,14 @@ class MessageWidget(QFrame):
     The message list reuses widgets (:meth:`bind` shows another message of the same role in this one). A
     finished reply's body is rendered in full (``body="rich"``), shown from a renderer made elsewhere
     (:meth:`set_rendered`), or shown as a plain-text preview without markup (``body="preview"``, see
-    :attr:`preview`) until :meth:`set_rendered` replaces it. The widget takes the keyboard focus when the person
-    moves between messages (Alt+Up / Alt+Down): it then draws a focus ring and tells assistive technology.
+    :attr:`preview`) until :meth:`set_rendered` replaces it — or, built a slice at a time in a spare view
+    off-screen (:meth:`build_rendered`), until :meth:`show_built` puts that view in its place. The widget takes the
+    keyboard focus when the person moves between messages (Alt+Up / Alt+Down): it then draws a focus ring and
+    tells assistive technology. ``bodyHeightChanged(px)``: the shown view's document height changed.
     """
 
     resend_requested = Signal(object)
+    bodyHeightChanged = Signal(int)
     #: ‹ or › of a reply's version switcher was clicked: the version index (0-based) to show
     version_requested = Signal(int)
 
@@ -133,8 +140,10 @@ class MessageWidget(QFrame):
         self.view: MarkdownView | None = None
         self.plain: PlainTextView | None = None
         self._chips: list[QWidget] = []
+        self._spare: MarkdownView | None = None      # where build_rendered builds, off-screen
+        self._building: Any = None                   # the renderer being built there
         if message.role is Role.ASSISTANT:
-            self.view = MarkdownView(self)
+            self.view = self._new_view()
             lay.addWidget(self.view)
         else:
             self.plain = PlainTextView("", self)
@@ -170,6 +179,7 @@ class MessageWidget(QFrame):
         """
         if message.role is not self.role:
             raise ValueError(f"a {self.role.value} message widget cannot show a {message.role.value} message")
+        self._drop_build()
         self.message = message
         who = self.tr("You") if message.role is Role.USER else (message.model or self.tr("Assistant"))
         self.who.setText(f"<b>{_escape(who)}</b>")
@@ -225,7 +235,55 @@ class MessageWidget(QFrame):
         """Show the reply's full render from ``renderer`` (a finished ``IncrementalMarkdown`` of this message's
         text in the view's theme), replacing the preview."""
         assert self.view is not None
+        self._drop_build()
         self.view.set_renderer(renderer)
+
+    def _new_view(self) -> MarkdownView:
+        view = MarkdownView(self)
+        view.heightChanged.connect(lambda h, v=view: self._view_height(v, h))
+        return view
+
+    def _view_height(self, view: MarkdownView, height: int) -> None:
+        if view is self.view:
+            self.bodyHeightChanged.emit(height)
+
+    def build_rendered(self, renderer: Any) -> bool:
+        """Build the full render of ``renderer`` (as :meth:`set_rendered`) in a spare view placed off-screen at the
+        shown view's width, ``BUILD_CHUNK_CHARS`` of HTML per call; True once it is built (then
+        :meth:`show_built`). A call with another renderer, or once the width changed, starts again.
+
+        Why: showing a 7 KB reply in one go (:meth:`set_rendered`) took 30-65 ms of ``insertHtml`` and layout in one
+        loop turn — the longest slice of the message list's idle work, which a wheel turn or a key waited for."""
+        assert self.view is not None
+        spare = self._spare
+        if spare is None:
+            spare = self._spare = self._new_view()
+        width = self.view.width()
+        if self._building is renderer and spare.width() == width:
+            return spare.continue_build()
+        spare.setGeometry(self.view.x(), -OFF_SCREEN_PX, width, max(1, self.view.height()))
+        spare.show()
+        self._building = renderer
+        return spare.start_build(renderer)
+
+    def show_built(self) -> None:
+        """Show the render :meth:`build_rendered` finished in place of the preview (the old view becomes the
+        spare, emptied); ``bodyHeightChanged`` tells the new height."""
+        old, new = self.view, self._spare
+        assert old is not None and new is not None and self._building is not None
+        lay = self.layout()
+        assert lay is not None
+        lay.replaceWidget(old, new)
+        self.view, self._spare, self._building = new, old, None
+        old.hide()
+        old.reset(fresh=False)
+        self.bodyHeightChanged.emit(new.heightForWidth(new.width()))
+
+    def _drop_build(self) -> None:
+        if self._building is not None and self._spare is not None:
+            self._spare.hide()
+            self._spare.reset(fresh=False)
+        self._building = None
 
     def focusInEvent(self, event: QFocusEvent) -> None:
         super().focusInEvent(event)

@@ -14,6 +14,7 @@ from app.core.render.markdown import IncrementalMarkdown
 from app.ui.messages import idle_render
 from app.ui.messages.markdown_view import MarkdownView
 from app.ui.messages.pool import BLANK_LOOK_SLICES, RenderCache, new_renderer, slice_end
+from app.ui.messages.widget import MessageWidget
 from tests.helpers.window import scripted_window, show_chat
 
 pytestmark = pytest.mark.timeout(180)
@@ -86,3 +87,35 @@ def test_a_reply_is_shown_once_with_its_colours(qtbot, monkeypatch) -> None:
     qtbot.waitUntil(window.chat.fully_rendered, timeout=60_000)
     assert shown                             # the replies were shown by the idle work …
     assert shown == [False] * len(shown)     # … each with its colours already there
+
+
+def test_a_reply_built_off_screen_in_slices_equals_one_shown_at_once(qtbot, corpus_dir) -> None:
+    text = "\n\n".join(p.read_text(encoding="utf-8") for p in sorted((corpus_dir / "answers").glob("*.md"))[:4])
+    msg = Message(Role.ASSISTANT, text, status=MessageStatus.DONE)
+    once, sliced = MessageWidget(msg, body="preview"), MessageWidget(msg, body="preview")
+    for w in (once, sliced):
+        qtbot.addWidget(w)
+        w.resize(700, 400)
+        w.show()
+    qtbot.waitExposed(sliced)
+    renderer = new_renderer("light")
+    renderer.feed(text)
+    renderer.finish()
+    once.set_rendered(renderer)
+    preview_view = sliced.view
+    heights: list[int] = []
+    sliced.bodyHeightChanged.connect(heights.append)
+    calls = 1
+    while not sliced.build_rendered(renderer):
+        calls += 1
+        assert sliced.view is preview_view and sliced.preview       # the preview stays until the build is in
+    assert calls > 3                                                # built a chunk at a time
+    assert heights == []                                            # the hidden build moved nothing on screen
+    sliced.show_built()
+    assert not sliced.preview and sliced.view is not preview_view and sliced.view.isVisible()
+    assert not preview_view.isVisible()
+    assert heights and heights[-1] == sliced.view.heightForWidth(sliced.view.width())
+    assert sliced.view.toPlainText() == once.view.toPlainText()
+    assert [d.toHtml() for d in sliced.view.documents()] == [d.toHtml() for d in once.view.documents()]
+    sliced.bind(msg, body="preview")                                # reused: the spare is a view again
+    assert sliced.preview
