@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -220,21 +220,19 @@ class ChatView(QAbstractScrollArea):
         return palette_theme()
 
     def _show_rendered(self, w: MessageWidget, renderer: Any) -> None:
-        """Replace ``w``'s preview by the full render, laying the list out once with the final height (the
-        document is emptied first: an intermediate height would move the view's anchor)."""
-        was, self._in_layout = self._in_layout, True
-        try:
-            w.set_rendered(renderer)
-        finally:
-            self._in_layout = was
-        self._relayout()
+        """Replace ``w``'s preview by the full render (the document is emptied first: an intermediate height
+        would move the view's anchor)."""
+        self._replace_preview(lambda: w.set_rendered(renderer))
 
     def _show_built(self, w: MessageWidget) -> None:
-        """Put the render ``w`` built off-screen (``MessageWidget.build_rendered``) in place of its preview, laying
-        the list out once with the final height."""
+        """Put the render ``w`` built off-screen (``MessageWidget.build_rendered``) in place of its preview."""
+        self._replace_preview(w.show_built)
+
+    def _replace_preview(self, show: Callable[[], None]) -> None:
+        """Run ``show`` (a preview replaced by its render), then lay the list out once, with the final height."""
         was, self._in_layout = self._in_layout, True
         try:
-            w.show_built()
+            show()
         finally:
             self._in_layout = was
         self._relayout()
