@@ -61,10 +61,9 @@ Clock = Callable[[], float]
 
 
 def open_display_math(first: Token, lines: list[str]) -> str | None:
-    """The TeX of a ``$$`` or ``\\[`` block still open at the end of the stream (the last top-level block,
-    starting with ``first`` on ``lines``), else None. Until its closing ``$$`` / ``\\]`` arrives the parser sees
-    a paragraph (markdown would eat TeX's backslashes and underscores); the stream shows its source as TeX
-    instead."""
+    """The TeX of a ``$$`` or ``\\[`` block still open at the end of the stream (the last top-level block, from
+    ``first`` on ``lines``), else None: until its ``$$`` / ``\\]`` closes it, markdown sees a paragraph (and would
+    eat TeX's backslashes and underscores), so the stream shows its source as TeX."""
     if first.type != "paragraph_open" or first.level != 0 or first.map is None:
         return None
     src = lines[first.map[0] : first.map[1]]
@@ -88,7 +87,7 @@ class _StableRun:
         self.first_block = first_block
         self.code_base = code_base
         self.refs_seen = refs_seen
-        self.pending = pending  # holds code (after finish) or formulas the worker pools have not delivered yet
+        self.pending = pending  # holds code or formulas the worker pools have not delivered yet
 
 
 class MarkdownStream:
@@ -96,8 +95,7 @@ class MarkdownStream:
 
     :meth:`feed` only stores text and cuts complete lines; :meth:`render` does the work (several feeds in one UI
     tick cost one render); the properties only read what the last :meth:`render` or :meth:`finish` made.
-    ``hold_pending`` (a stream): a block whose code colours are pending stays in the tail until they come; False
-    (a finished text fed in slices): it is stable at once and restyled later (``IncrementalMarkdown.final_text``).
+    ``hold_pending``: a block with pending code colours stays in the tail (False: ``IncrementalMarkdown.final_text``).
     """
 
     def __init__(self, theme: str = "light", copy_prefix: str = "", clock: Clock = time.perf_counter,
