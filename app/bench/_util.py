@@ -53,6 +53,28 @@ async def wait_until(pred: Callable[[], bool], timeout_s: float = 10.0, poll_s: 
         await asyncio.sleep(poll_s)
 
 
+def cpu_ticks() -> tuple[int, int] | None:
+    """(steal, total) clock ticks of all CPUs since boot (Linux ``/proc/stat``, USER_HZ, usually 10 ms), else
+    None. Steal: time the hypervisor ran something else while this machine's virtual CPUs wanted to run — the
+    guest counts it as CPU time of whatever thread was on the CPU, so a decode thread's CPU per token grows."""
+    try:
+        with open("/proc/stat", encoding="ascii") as f:
+            fields = f.readline().split()
+    except OSError:
+        return None
+    if len(fields) < 9 or fields[0] != "cpu":
+        return None
+    ticks = [int(x) for x in fields[1:]]
+    return ticks[7], sum(ticks[:8])
+
+
+def steal_share(before: tuple[int, int] | None, after: tuple[int, int] | None) -> float | None:
+    """The share of the CPUs' time stolen by the hypervisor between two :func:`cpu_ticks` readings."""
+    if before is None or after is None or after[1] <= before[1]:
+        return None
+    return (after[0] - before[0]) / (after[1] - before[1])
+
+
 def thread_count() -> int:
     gc.collect()
     return threading.active_count()

@@ -43,7 +43,9 @@ and ``model.decode_ms_per_token`` — where each path's decode thread spent a to
 ``wait_ms`` runnable but waiting for one (another process had the cores), ``blocked_ms`` the rest (the GIL,
 credits, a full queue); Linux's schedstat, via ``app.engine.host.DecodeClock``. ``machine`` gives the load
 average around the model rounds and ``raw_cpu_wait_fraction``, the share of raw's decode spent waiting for a
-CPU: above a few per cent the machine is too busy for a 1 % budget to be judged.
+CPU: above a few per cent the machine is too busy for a 1 % budget to be judged; ``steal_share_max``, per path, the
+largest share of the CPUs' time the hypervisor took during one of its runs (``_util.cpu_ticks``): stolen time is
+counted as the decode thread's own CPU time, so a round with steal makes that path look slower per token.
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
-from app.bench._util import emit, median, percentile, qt_loop
+from app.bench._util import cpu_ticks, emit, median, percentile, qt_loop, steal_share
 from app.bench.pipeline_clocked import ClockedEngine, raw_clocked, raw_painted_run
 from app.bench.window_path import BenchWindow, bench_home
 from app.core.conversation import MessageStatus
@@ -227,12 +229,15 @@ async def compare_model(raw: Any, host: BenchWindow, local: BenchWindow, hosted:
     orders = ORDERS_PAINTED if painted else ORDERS
     lag_ms: dict[str, list[float]] = {"host": [], "local": []}
     raw_busy: list[float] = []
+    steals: dict[str, list[float | None]] = {}
     same_text = True
     details: list[dict[str, Any]] = []
     for r in range(rounds):
         res: dict[str, dict[str, Any]] = {}
         order = orders[r % len(orders)]
+        steal: dict[str, float | None] = {}
         for which in order:
+            ticks = cpu_ticks()
             if which == "raw":
                 res["raw"] = raw_clocked(raw, messages, params)
             elif which == "painted":
@@ -240,6 +245,7 @@ async def compare_model(raw: Any, host: BenchWindow, local: BenchWindow, hosted:
             else:
                 res[which] = await ours_run(host if which == "host" else local, params)
                 res[which]["decode"] = hosted.decode_figures() if which == "host" else clocked.figures
+            steal[which] = steal_share(ticks, cpu_ticks())
             await asyncio.sleep(0.05)
         tps = {k: (v["tokens"] - 1) / v["span"] for k, v in res.items()}
         for k in ("host", "local"):
@@ -262,7 +268,9 @@ async def compare_model(raw: Any, host: BenchWindow, local: BenchWindow, hosted:
                         "host_queue_high_water": res["host"]["queue_high_water"],
                         "host_backpressure_waits": res["host"]["backpressure_waits"],
                         "host_first_paint_ms": res["host"]["first_paint"] * 1e3,
-                        "decode_ms_per_token": {k: per_token[k][-1] for k in per_token}})
+                        "decode_ms_per_token": {k: per_token[k][-1] for k in per_token}, "steal_share": steal})
+        for k, v in steal.items():
+            steals.setdefault(k, []).append(v)
         log.info("round %d (%s): raw %.1f tok/s, host %.1f (%.4f), in-process %.1f (%.4f)", r, details[-1]["order"],
                  tps["raw"], tps["host"], ratios["host"][-1], tps["local"], ratios["local"][-1])
 
@@ -277,6 +285,7 @@ async def compare_model(raw: Any, host: BenchWindow, local: BenchWindow, hosted:
             "decode_ms_per_token": {k: {f: typical(k, f) for f in ("cpu_ms", "wait_ms", "blocked_ms")}
                                     for k in per_token},
             "raw_cpu_wait_fraction": median(raw_busy) if raw_busy else None,
+            "steal_share_max": {k: max((x for x in v if x is not None), default=None) for k, v in steals.items()},
             "vs_painted": {k: _spread(v) for k, v in vs_painted.items()} if painted else None,
             "same_text": same_text, "rounds": details}
 
@@ -425,7 +434,8 @@ def main(argv: list[str]) -> int:
                 result["throughput_ratio_in_process_vs_painted_raw"] = vp["local"]["median"]
                 result["throughput_ratio_raw_vs_painted_raw"] = vp["raw"]["median"]
             result["machine"] = {"cpus": os.cpu_count(), "load_before": load_before, "load_after": load_after,
-                                 "raw_cpu_wait_fraction": mres["raw_cpu_wait_fraction"]}
+                                 "raw_cpu_wait_fraction": mres["raw_cpu_wait_fraction"],
+                                 "steal_share_max": mres["steal_share_max"]}
             result["ttft_added_ms_p95_model"] = mt["p95"]
             result["ttft_added_ms_p50_model"] = mt["p50"]
             result["ttft_added_ms_p95_model_to_loop"] = mt["to_loop_p95"]   # first chunk taken by the loop
