@@ -37,10 +37,10 @@ from app.ui.messages.rich_text import (
     height_for_width,
     joined,
     set_up_document,
-    split_paragraph,
     view_pieces,
 )
 from app.ui.messages.segments import SEGMENT_CHARS, SEGMENT_TABLES, Segments
+from app.ui.messages.tail_pieces import TailPieces
 from app.ui.messages.view_links import LinkedView
 
 
@@ -66,6 +66,7 @@ class PatchedView(LinkedView):
         self._height = -1
         self._probe_heights: dict[int, int] = {}
         self._inserter = PieceInserter()
+        self._tail = TailPieces()
         self.segments = Segments(self, lambda: self)   # sealed segments of a long message (see .segments)
         self._live_first = 0     # global index of the first piece in the live document (the view's own)
         self._sealed: list[str] = []   # the pieces painted in sealed segments (global indices < _live_first)
@@ -214,6 +215,8 @@ class PatchedView(LinkedView):
         self._starts: list[int] = []  # … the position where each one starts …
         self._cum: list[tuple[int, int]] = []  # … and the HTML characters and tables up to its end
         self._n_frozen = 0  # leading painted pieces that are stable (not compared again)
+        self._tail.clear()  # the view's pieces of the last tail (split again only where it changed)
+        self._tail_ns = -1  # stable pieces at the last patch (the tail's pieces start there)
         self._thinking_end = 0  # where the reasoning section ends in the first document (MarkdownView)
         self._version = -1
         self.behind = False  # the last patch left pieces to insert (its budget)
@@ -318,18 +321,11 @@ class PatchedView(LinkedView):
             self._stable_pieces.extend(view_pieces(html, PIECE))
         self._n_stable = len(stable)
         spieces = self._stable_pieces
-        tpieces: list[str] = []
-        n_final = 0                # the view's pieces of the tail's first ``tail_final`` pieces, and of a long
-        rpieces = [p for html in tail for p in html.split(PIECE)]   # open paragraph last all but its last two
-        for k, piece in enumerate(rpieces):
-            subs = split_paragraph(piece)
-            if k < tail_final:
-                n_final += len(subs)
-            elif k == len(rpieces) - 1 and n_final == len(tpieces) and len(subs) > 2:
-                n_final += len(subs) - 2
-            tpieces.extend(subs)
-        n_new = len(spieces) + len(tpieces)
         n_s = len(spieces)
+        same_tail = self._tail_ns == n_s and self._n_frozen >= n_s   # no stable piece to compare again
+        tpieces, n_final = self._tail.split(tail, tail_final)
+        self._tail_ns = n_s
+        n_new = n_s + len(tpieces)
         n_fixed = n_s + n_final
 
         def new(j: int) -> str:
@@ -339,7 +335,9 @@ class PatchedView(LinkedView):
             return self._sealed[j] if j < self._live_first else self._painted[j - self._live_first]
 
         n_painted = self._live_first + len(self._painted)
-        i = min(self._n_frozen, n_painted)     # a patch cut by its budget left stable pieces unpainted
+        # a patch cut by its budget left stable pieces unpainted; the tail's leading pieces that are the last
+        # patch's (an open table's finished row groups) are painted as they are, where they are painted at all
+        i = min(n_s + self._tail.same if same_tail else self._n_frozen, n_painted)
         limit = min(n_painted, n_new)
         while i < limit and painted_at(i) == new(i):
             i += 1

@@ -146,7 +146,10 @@ def split_paragraph(html: str, size: int = PARAGRAPH_PIECE_CHARS) -> list[str]:
 
 def view_pieces(block: str, piece: str) -> list[str]:
     """A block's HTML (pieces separated by ``piece``) as the pieces the view inserts (:func:`split_paragraph`)."""
-    return [sub for p in block.split(piece) for sub in split_paragraph(p)]
+    pieces = block.split(piece)
+    if len(pieces) > 1 and not pieces[-1]:
+        pieces.pop()           # a tail part that ends with the separator: an open table's row group
+    return [sub for p in pieces for sub in split_paragraph(p)]
 
 
 def joined(text: str) -> str:

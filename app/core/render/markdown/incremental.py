@@ -169,7 +169,8 @@ class MarkdownStream:
 
     @property
     def tail_blocks(self) -> list[str]:
-        """The open tail's HTML split into its top-level blocks."""
+        """The open tail's HTML split into its top-level blocks (``"".join(tail_blocks) == tail_html``); an open
+        table's finished row groups are parts of their own, each ending with ``PIECE``."""
         return self._tail_parts
 
     @property

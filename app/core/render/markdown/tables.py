@@ -71,6 +71,10 @@ class OpenTable:
         self.cols = cols
         self.widths: list[int] | None = None  # column widths, final once TABLE_WIDTH_ROWS rows are complete
         self.pieces: list[str] = []  # the table's HTML pieces at the last render
+        # ``pieces[i] + PIECE`` for all but the last piece: the tail's parts (``tail_blocks``) while the table is
+        # open, one per row group, so they join to the table's HTML and stay the same objects from tick to tick
+        # (the view splits only the new ones: ``ui.messages.tail_pieces``), not one string joined at every tick
+        self.parts: list[str] = []
 
     @classmethod
     def open(cls, tokens: list[Token], lines: Sequence[str], partial_shown: bool) -> OpenTable | None:
@@ -95,8 +99,9 @@ class OpenTable:
 
     def advance(self, lines: Sequence[str], partial: str, references: dict[str, Any], renderer: HtmlRenderer,
                 code_base: int) -> tuple[list[str], list[str]] | None:
-        """``([html], codes)`` of the table given the tail's complete ``lines`` and ``partial`` last line (parsed
-        with the link ``references`` known), or None when the caller must re-parse the tail."""
+        """``(parts, codes)`` of the table given the tail's complete ``lines`` and ``partial`` last line (parsed
+        with the link ``references`` known; the parts join to its HTML), or None when the caller must re-parse
+        the tail."""
         done = len(self.rows)
         new = lines[2 + done :]
         show_partial = bool(partial) and not holds_back(partial)
@@ -126,8 +131,12 @@ class OpenTable:
             subset = [self.head[0], self.tbody_open, *(t for r in shown[r0:] for t in r), *self.tail_close]
             sl = TableSlice(self.widths, r0, len(shown))
             htmls, codes = renderer.render_groups([subset], code_base, table_slice=sl)
-            self.pieces = self.pieces[:k] + htmls[0].split(PIECE)
-            return [PIECE.join(self.pieces)], codes
+            fresh = htmls[0].split(PIECE)
+            self.pieces = self.pieces[:k] + fresh
+            # the finished row groups as parts of their own, the same objects at every tick (see ``parts``)
+            shown_parts = self.parts[:k] + [p + PIECE for p in fresh[:-1]] + fresh[-1:]
+            self.parts = shown_parts[:-1]
+            return shown_parts, codes
         if shown:
             all_tokens = [*self.head, self.tbody_open, *(t for r in shown for t in r), *self.tail_close]
         else:
@@ -136,6 +145,7 @@ class OpenTable:
         if self.widths is None and len(self.rows) >= TABLE_WIDTH_ROWS:
             self.widths = table_layout(all_tokens, 0)[0]
         self.pieces = htmls[0].split(PIECE) if self.widths is not None else []
+        self.parts = [p + PIECE for p in self.pieces[:-1]]
         return htmls, codes
 
     def close(self, lines: Sequence[str], references: dict[str, Any], renderer: HtmlRenderer,
