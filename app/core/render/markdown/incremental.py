@@ -169,8 +169,7 @@ class MarkdownStream:
 
     @property
     def tail_blocks(self) -> list[str]:
-        """The open tail's HTML split into its top-level blocks (``"".join(tail_blocks) == tail_html``); an open
-        table's finished row groups are parts of their own, each ending with ``PIECE``."""
+        """The open tail's HTML as top-level blocks, an open table's finished row groups each a part ending in PIECE."""
         return self._tail_parts
 
     @property
