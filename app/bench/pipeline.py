@@ -46,6 +46,12 @@ average around the model rounds and ``raw_cpu_wait_fraction``, the share of raw'
 CPU: above a few per cent the machine is too busy for a 1 % budget to be judged; ``steal_share_max``, per path, the
 largest share of the CPUs' time the hypervisor took during one of its runs (``_util.cpu_ticks``): stolen time is
 counted as the decode thread's own CPU time, so a round with steal makes that path look slower per token.
+``decode_offcpu_added_share_model`` (``…_in_process``): the median over rounds of how much longer per token the
+host path's decode thread was off a CPU (waiting for one, or blocked: the GIL, credits, a full queue) than raw's,
+as a share of raw's time per token (:func:`offcpu_added_share`) — what the pipeline costs the model apart from
+the CPU's speed, which on a shared machine moves every path's CPU time per token by ±10 % between rounds (the
+same 100 tokens: 16-23 ms each) and so the throughput ratio's spread; beside ``decode_ratio_model`` and the
+last paint's lag it tells whether a ratio under budget is the app or the machine. Not a budget.
 """
 
 from __future__ import annotations
@@ -201,6 +207,20 @@ def _spread(values: list[float]) -> dict[str, float | None]:
             "min": min(values) if values else None, "max": max(values) if values else None}
 
 
+def offcpu_added_share(raw: dict[str, float | None], ours: dict[str, float | None],
+                       raw_ms_per_token: float) -> float | None:
+    """How much longer per token ours' decode thread was off a CPU than raw's, as a share of raw's time per token
+    in the same round: ((ours' ``wait_ms`` + ``blocked_ms``) − (raw's)) ÷ ``raw_ms_per_token`` (figures of
+    :func:`_per_token`, ms). What the pipeline took from the decode thread, apart from how fast the CPU ran in
+    that round (which moves both paths' ``cpu_ms`` by ±10 % from round to round on a shared machine); None when a
+    figure is missing (no schedstat)."""
+    parts = [raw.get("wait_ms"), raw.get("blocked_ms"), ours.get("wait_ms"), ours.get("blocked_ms")]
+    if any(p is None for p in parts) or raw_ms_per_token <= 0:
+        return None
+    rw, rb, ow, ob = (float(p) for p in parts)   # type: ignore[arg-type]
+    return ((ow + ob) - (rw + rb)) / raw_ms_per_token
+
+
 def _per_token(decode: dict[str, Any] | None) -> dict[str, float | None]:
     """A decode thread's figures per token (ms): on a CPU, waiting for one, blocked (the rest of the wall)."""
     if not decode or not decode.get("tokens"):
@@ -228,6 +248,7 @@ async def compare_model(raw: Any, host: BenchWindow, local: BenchWindow, hosted:
         per_token["painted"] = []
     orders = ORDERS_PAINTED if painted else ORDERS
     lag_ms: dict[str, list[float]] = {"host": [], "local": []}
+    offcpu: dict[str, list[float]] = {"host": [], "local": []}
     raw_busy: list[float] = []
     steals: dict[str, list[float | None]] = {}
     same_text = True
@@ -257,6 +278,10 @@ async def compare_model(raw: Any, host: BenchWindow, local: BenchWindow, hosted:
                 vs_painted[k].append(tps[k] / tps["painted"])
         for k in per_token:
             per_token[k].append(_per_token(res[k]["decode"]))
+        for k in ("host", "local"):
+            added = offcpu_added_share(per_token["raw"][-1], per_token[k][-1], 1000.0 / tps["raw"])
+            if added is not None:
+                offcpu[k].append(added)
         d = res["raw"]["decode"]
         if d.get("wait_ms") is not None and d["wall_ms"]:
             raw_busy.append(d["wait_ms"] / d["wall_ms"])
@@ -285,6 +310,7 @@ async def compare_model(raw: Any, host: BenchWindow, local: BenchWindow, hosted:
             "decode_ms_per_token": {k: {f: typical(k, f) for f in ("cpu_ms", "wait_ms", "blocked_ms")}
                                     for k in per_token},
             "raw_cpu_wait_fraction": median(raw_busy) if raw_busy else None,
+            "offcpu_added_share": {k: median(v) if v else None for k, v in offcpu.items()},
             "steal_share_max": {k: max((x for x in v if x is not None), default=None) for k, v in steals.items()},
             "vs_painted": {k: _spread(v) for k, v in vs_painted.items()} if painted else None,
             "same_text": same_text, "rounds": details}
@@ -428,6 +454,8 @@ def main(argv: list[str]) -> int:
             result["throughput_ratio_in_process_p25_p75"] = [mres["in_process_spread"]["p25"],
                                                              mres["in_process_spread"]["p75"]]
             result["decode_ratio_model"] = mres["decode_ratio"]           # at the window's worker: before painting
+            result["decode_offcpu_added_share_model"] = mres["offcpu_added_share"]["host"]
+            result["decode_offcpu_added_share_in_process"] = mres["offcpu_added_share"]["local"]
             if mres["vs_painted"] is not None:        # the same window state: the raw loop's tokens painted too
                 vp = mres["vs_painted"]
                 result["throughput_ratio_model_vs_painted_raw"] = vp["host"]["median"]
