@@ -1,6 +1,6 @@
 """``python -m app.bench report [--out DIR] [--quick] [--only NAMES]``: run the benchmarks, write report.html.
 
-Runs each benchmark in its own process (``python -m app.bench NAME``; pipeline, stop, soak, render, feeds,
+Runs each benchmark in its own process (``python -m app.bench NAME``; pipeline, stop, soak, render, feeds, consumer,
 search, and history / remote when those benchmarks exist), reads the JSON object each prints as its last line,
 checks the figures against their budgets and writes ``DIR/report.html`` (default ``bench-report/``) with:
 
@@ -43,6 +43,7 @@ PLAN: list[tuple[str, list[str], list[str]]] = [
      ["--tokens", "2000", "--repeats", "1", "--seconds", "3", "--shapes", "nested_quotes,long_table",
       "--inspector", "--series", "{series}"]),
     ("feeds", [], ["--repeats", "1"]),
+    ("consumer", [], ["--seconds", "1"]),
     ("search", [], ["--messages", "2000", "--rounds", "2"]),
     ("history", [], ["--pairs", "10,1000"]),
     ("sidebar", [], ["--opens", "12"]),

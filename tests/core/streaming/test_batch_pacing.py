@@ -1,0 +1,87 @@
+"""A fast producer's consumer takes a batch per interval, not one per chunk; a slow or blocked one is not held."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+import app.core.streaming.stream as stream_module
+from app.core.streaming.metrics import now
+from app.core.streaming.stream import BATCH_INTERVAL_S, TokenStream, pace_s
+from app.core.types import Chunk
+from tests.helpers import run
+
+IV = BATCH_INTERVAL_S
+
+
+def test_pace_holds_only_after_two_batches_close_together() -> None:
+    assert pace_s(-1.0, -1.0, 5.0) == 0.0                       # nothing taken yet
+    assert pace_s(-1.0, 5.0, 5.0) == 0.0                        # one batch: the producer's pace is unknown
+    assert pace_s(5.0, 5.0 + 2 * IV, 5.0 + 2 * IV) == 0.0         # two intervals apart: a slow producer
+    assert pace_s(5.0, 5.0 + IV / 2, 5.0 + IV / 2) == pytest.approx(IV)          # close: wait a whole interval
+    assert pace_s(5.0, 5.0 + IV * 1.5, 5.0 + IV * 1.7) == pytest.approx(IV * 0.8)  # paced stays paced: the rest
+    assert pace_s(5.0, 5.0 + IV / 2, 5.0 + 3 * IV) == 0.0         # the interval is over already
+
+
+def _steady(n: int, gap_s: float) -> Iterator[Chunk]:
+    for i in range(n):
+        time.sleep(gap_s)
+        yield Chunk(f"{i},")
+
+
+def test_a_fast_producer_is_taken_in_batches_of_an_interval() -> None:
+    n = 600
+    got: list[str] = []
+    batches = 0
+
+    async def main() -> float:
+        nonlocal batches
+        stream = TokenStream(lambda stop: _steady(n, 0.0005), maxsize=100_000)   # never full
+        t0 = now()
+        stream.start()
+        while (batch := await stream.get_batch()) is not None:
+            batches += 1
+            got.extend(c.text for c in batch)
+        elapsed = now() - t0
+        await stream.wait_closed()
+        return elapsed
+
+    elapsed = run(main())
+    assert "".join(got) == "".join(f"{i}," for i in range(n))
+    # a batch per interval at most (the first two taken as they come); one per chunk when it waited for each
+    assert batches <= elapsed / IV + 3, (batches, elapsed)
+
+
+def test_a_full_queue_is_taken_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model waits on a full queue: its consumer never holds it longer to gather more."""
+    holds: list[float] = []
+    sleep = asyncio.sleep
+
+    async def spy(delay: float, *args: object) -> object:
+        if delay > 0:
+            holds.append(delay)
+        return await sleep(delay, *args)
+
+    def produce(stop: threading.Event) -> Iterator[Chunk]:
+        while not stop.is_set():
+            yield Chunk("x")
+
+    async def main() -> None:
+        stream = TokenStream(produce, maxsize=8)
+        stream.start()
+        try:
+            for _ in range(30):
+                while stream.queue_depth < 8:        # the worker fills the queue while the batch is "rendered"
+                    time.sleep(0.0002)
+                assert await stream.get_batch()
+        finally:
+            stream.request_stop()
+        await stream.wait_closed()
+
+    monkeypatch.setattr(stream_module.asyncio, "sleep", spy)
+    run(main())
+    assert holds == []
