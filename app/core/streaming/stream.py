@@ -418,10 +418,12 @@ class TokenStream:
         q = self._queue
         depth = q.qsize()
         hold = pace_s(*self._batch_times, now()) if depth < q.maxsize else 0.0   # full: the model waits, take it
-        if hold > 0 or depth:
-            await asyncio.sleep(hold)       # a fast producer: its chunks gather meanwhile (one wake-up, not one each)
-            if self._finished:   # stopped meanwhile
-                return None
+        if hold > 0:
+            await self._hold(hold)          # a fast producer: its chunks gather meanwhile (one wake-up, not one each)
+        elif depth:
+            await asyncio.sleep(0)
+        if (hold > 0 or depth) and self._finished:   # stopped meanwhile
+            return None
         try:
             items = await q.get_batch()
         except QueueClosed:
@@ -441,6 +443,18 @@ class TokenStream:
                 return None
         self.metrics.on_dequeued(t, len(items))
         return items
+
+    async def _hold(self, seconds: float) -> None:
+        """Wait ``seconds`` on the stream's own loop (a timer and a future: ``asyncio.sleep`` asks for the running
+        loop, and a qasync loop runs ready callbacks from Qt's event processing outside ``run_forever`` too —
+        a test that pumps Qt events, a modal dialog). Cancellable like any await."""
+        assert self._loop is not None
+        waiter: asyncio.Future[None] = self._loop.create_future()
+        timer = self._loop.call_later(seconds, _wake, waiter)
+        try:
+            await waiter
+        finally:
+            timer.cancel()
 
     def __aiter__(self) -> TokenStream:
         return self

@@ -9,7 +9,6 @@ from collections.abc import Iterator
 
 import pytest
 
-import app.core.streaming.stream as stream_module
 from app.core.streaming.metrics import now
 from app.core.streaming.stream import BATCH_INTERVAL_S, TokenStream, pace_s
 from app.core.types import Chunk
@@ -59,12 +58,11 @@ def test_a_fast_producer_is_taken_in_batches_of_an_interval() -> None:
 def test_a_full_queue_is_taken_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """The model waits on a full queue: its consumer never holds it longer to gather more."""
     holds: list[float] = []
-    sleep = asyncio.sleep
+    hold = TokenStream._hold
 
-    async def spy(delay: float, *args: object) -> object:
-        if delay > 0:
-            holds.append(delay)
-        return await sleep(delay, *args)
+    async def spy(self: TokenStream, delay: float) -> None:
+        holds.append(delay)
+        await hold(self, delay)
 
     def produce(stop: threading.Event) -> Iterator[Chunk]:
         while not stop.is_set():
@@ -82,6 +80,33 @@ def test_a_full_queue_is_taken_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
             stream.request_stop()
         await stream.wait_closed()
 
-    monkeypatch.setattr(stream_module.asyncio, "sleep", spy)
+    monkeypatch.setattr(TokenStream, "_hold", spy)
     run(main())
     assert holds == []
+
+
+def test_a_paced_wait_is_stepped_outside_a_running_loop() -> None:
+    """qasync runs ready callbacks from Qt's event processing outside ``run_forever`` too (a test pumping Qt
+    events, a modal dialog): a paced wait must not ask for the running loop (``asyncio.sleep`` does)."""
+    loop = asyncio.new_event_loop()
+    stream = TokenStream(lambda stop: _steady(50, 0.0002), maxsize=100_000)
+
+    async def start() -> None:
+        stream.start()
+
+    try:
+        loop.run_until_complete(start())
+        stream._batch_times = (now() - 0.001, now())      # two batches close together: the next one is paced
+        coro = stream.get_batch()
+        batch = None
+        try:
+            while True:
+                awaited = coro.send(None)                 # a step with no loop running
+                loop.run_until_complete(awaited)          # what it waits for, then the next step
+        except StopIteration as done:
+            batch = done.value
+        assert batch
+        loop.run_until_complete(stream.wait_closed())
+    finally:
+        stream.request_stop()
+        loop.close()
