@@ -422,7 +422,7 @@ class TokenStream:
             await self._hold(hold)          # a fast producer: its chunks gather meanwhile (one wake-up, not one each)
         elif depth:
             await asyncio.sleep(0)
-        if (hold > 0 or depth) and self._finished:   # stopped meanwhile
+        if self._finished:   # stopped meanwhile
             return None
         try:
             items = await q.get_batch()
