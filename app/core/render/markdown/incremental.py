@@ -357,9 +357,16 @@ class MarkdownStream:
             self.feed("\n")
         self._finished = True
         src = self._tail_source()
+        closed = self._close_at_end() if src else None
         self._lines, self._partial, self._tail_chars, self._fence, self._table = [], [], 0, None, None
         self._block = None
-        if src:
+        if closed is not None:
+            blocks, codes, pending = closed
+            self._runs.append(_StableRun(src, len(self._stable), len(self._stable_codes), len(self._references),
+                                         pending))
+            self._stable.extend(blocks)
+            self._stable_codes.extend(codes)
+        elif src:
             self._stabilize(src)
         self._tail_parts, self._tail_codes, self._tail_pending = [], [], False
         self._version += 1
@@ -367,6 +374,24 @@ class MarkdownStream:
         return min(first_changed, before)
 
     # -- internals -----------------------------------------------------------------------------------------
+
+    def _close_at_end(self) -> tuple[list[str], list[str], bool] | None:
+        """At :meth:`finish`: the tail's blocks ``(htmls, codes, pending)`` when the tail ends in a table, list or
+        quote the fast paths hold, closed by the end of the reply from the pieces already rendered (what
+        ``_stabilize`` of the tail gives, without a parse of the whole block: 23-67 ms for 500 rows or items,
+        in the reply's last tick); None otherwise (the caller parses the tail)."""
+        partial = "".join(self._partial)
+        n_lines = len(self._lines) + (1 if partial else 0)
+        code_base = len(self._stable_codes)
+        if self._table is not None:
+            table = self._table.close(self._lines, self._references, self._renderer, code_base, at_end=partial)
+            if table is not None and table[2] == n_lines:
+                return [table[0]], table[1], table[3]
+        elif isinstance(self._block, (OpenList, OpenQuote)):
+            block = self._block.close(self._lines, self._references, self._renderer, code_base, at_end=partial)
+            if block is not None and block[2] == n_lines:
+                return block[0], block[1], block[3]
+        return None
 
     def _set_tail(self, parts: list[str], codes: list[str]) -> None:
         self._tail_parts = parts

@@ -208,21 +208,29 @@ class OpenList:
         return [*self.head, html, *rest], self.head_codes + self.codes + rest_codes
 
     def close(self, lines: Sequence[str], references: dict[str, Any], renderer: HtmlRenderer,
-              code_base: int) -> tuple[list[str], list[str], int, bool] | None:
-        """The list ended among the tail's complete ``lines``: ``(blocks, codes, n_lines, math_pending)`` of the
+              code_base: int, at_end: str | None = None) -> tuple[list[str], list[str], int, bool] | None:
+        """The list ended among the tail's complete ``lines``: ``(blocks, codes, n_lines, pending)`` of the
         tail's first ``n_lines`` lines, now stable (the blocks before the list, the list made from its final
         pieces and its last items, and any finished blocks after it, as a parse of those lines gives them);
-        None when it did not end there or the fast path does not know (the caller re-parses the tail)."""
-        parsed = self._slice(lines, None, references)
+        None when it did not end there or the fast path does not know (the caller re-parses the tail).
+
+        ``at_end``: the reply ended, and this is its last, partial line ("" if none): the list ends there, and
+        all the lines and that one are stable (code colours or formulas still to come: ``pending``). A parse of
+        the whole list at the end cost 67 ms for 500 items, in one tick."""
+        partial = at_end or None
+        parsed = self._slice(lines, partial, references)
         if parsed is None:
             return None
-        tokens, facts, _n = parsed
+        tokens, facts, n_src = parsed
         new = lines[self.done_lines :]
-        k, cut = find_boundary(tokens, new)
-        if k < facts.end or facts.end >= len(new):
-            return None                            # not known to be over yet
+        if at_end is not None:
+            k, cut = n_src, len(tokens)
+        else:
+            k, cut = find_boundary(tokens, new)
+            if k < facts.end or facts.end >= len(new):
+                return None                        # not known to be over yet
         pieces, codes, rest = self._render(group_blocks(tokens[:cut]), facts, renderer, code_base)
-        if renderer.context.pending:
+        if renderer.context.pending and at_end is None:
             return None                            # code colours to come: such blocks wait in the tail
         blocks = [*self.head, PIECE.join(self.pieces + pieces), *rest]
         return blocks, self.head_codes + self.codes + codes, self.done_lines + k, self.pending
