@@ -169,6 +169,8 @@ def hostile_shapes() -> dict[str, tuple[list[str], float]]:
     - ``long_table``: a 2,000-row table at 5,000 tokens/s;
     - ``long_task_list``: 2,000 task items at 5,000 tokens/s;
     - ``long_quote``: a quote of 2,000 lines at 5,000 tokens/s;
+    - ``table_at_end``, ``task_list_at_end``: the same table and task list ending the reply (a reply that ends in
+      its table, or one stopped in it: the block is closed by the end of the text, in the last tick);
     - ``fence_long_line``: a 200,000-character line inside a code fence, 400-character chunks.
     """
     text, _p, _q = build_reply(target_tokens=2_000)
@@ -189,6 +191,8 @@ def hostile_shapes() -> dict[str, tuple[list[str], float]]:
         "long_table": (tokens(table + "\nAfter the table.\n"), 5000.0),
         "long_task_list": (tokens(tasks + "\nAfter the list.\n"), 5000.0),
         "long_quote": (tokens(quote + "\nAfter the quote.\n"), 5000.0),
+        "table_at_end": (tokens("A table:\n\n" + table), 5000.0),
+        "task_list_at_end": (tokens("A list:\n\n" + tasks), 5000.0),
         "fence_long_line": (tokens(fence, 400), 500.0),
         "one_mb_chunk": ([mb], 1.0),               # last: it may not finish in time (see --timeout)
     }
@@ -231,13 +235,15 @@ def measure_window(chunks: list[str], chunks_per_s: float, *, inspector: bool = 
     paint of the reply until its last chunk is painted, each stamped when that firing's tick has returned (the
     bench's slot is connected after the tick's: the frame's text is in the view then, and its paint is the next
     thing the loop does) — a late firing is a frame the window missed, whatever kept the loop busy (the tick's
-    work, painting, the consumer, layout). The window's tick is paced (``app.ui.messages.pacing``): the firing
-    shows the frame whose work was done after the previous one's paint (the window's paints held until then),
-    so the work's cost shows here only when it makes a firing late; unpaced, a tick that costs more than the
-    one before stretches its interval by the difference. The window runs with
-    the app's GIL switch interval (``tune_switch_interval``, as the launcher sets it). ``tick_ms_*``: the cost of
-    the ticks that painted the reply (``StreamMetrics.tick_cost``). ``e2e_ratio``: the scripted producer's schedule
-    ((chunks − 1) ÷ rate) ÷ (last chunk painted − first chunk produced); ≥ 0.99 means the screen kept up.
+    work, painting, the consumer, layout); the last frame ends when the window says the reply is finished
+    (``reply_finished``: its view made the final render, which a block open at the end once parsed whole).
+    The window's tick is paced (``app.ui.messages.pacing``): the firing shows the frame whose work was done
+    after the previous one's paint (the window's paints held until then), so the work's cost shows here only
+    when it makes a firing late; unpaced, a tick that costs more than the one before stretches its interval by
+    the difference. The window runs with the app's GIL switch interval (``tune_switch_interval``, as the
+    launcher sets it). ``tick_ms_*``: the cost of the ticks that painted the reply (``StreamMetrics.tick_cost``).
+    ``e2e_ratio``: the scripted producer's schedule ((chunks − 1) ÷ rate) ÷ (last chunk painted − first chunk
+    produced); ≥ 0.99 means the screen kept up.
     ``final_html_equals_one_shot``: the view's final HTML equals ``render_markdown`` of the whole text.
     ``intervals`` (optional) receives the frame intervals (ms).
     """
@@ -307,6 +313,8 @@ async def _stream_in_window(app: Any, chunks: list[str], rate: float, tmp: Path,
 
     def finished(m: object) -> None:
         if not done.done():
+            if painting["on"]:                      # the reply's end, its view finished: the last frame's work
+                stamps.append(time.perf_counter())
             done.set_result(m)
 
     window.reply_finished.connect(finished)

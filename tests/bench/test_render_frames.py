@@ -1,0 +1,29 @@
+"""The render bench's frames in the window (``app.bench.render.measure_window``) end with the reply's end: the
+work of its final render (the view's ``finish``) is part of the last frame, not left out after it."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from app.bench import render
+from app.ui.messages.markdown_view import MarkdownView
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def test_the_last_frame_holds_the_replys_final_render(qapp, monkeypatch, tmp_path: Path) -> None:
+    for name in ("BROOK_DATA_DIR", "BROOK_CONFIG_DIR"):       # measure_window sets them: put them back after
+        monkeypatch.setenv(name, str(tmp_path / name))
+    real = MarkdownView.finish
+
+    def slow_finish(self, *a, **k):  # type: ignore[no-untyped-def]
+        time.sleep(0.3)              # a final render that blocks the loop (a block parsed whole at the end)
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(MarkdownView, "finish", slow_finish)
+    out = render.measure_window(["Hello ", "**there**", ".\n\n", "| a |\n|---|\n", "| 1 |\n"], 100.0, timeout_s=60)
+    assert out["final_html_equals_one_shot"] and out["status"] == "done"
+    assert out["frame_interval_ms_max"] >= 300.0
