@@ -350,7 +350,8 @@ class MarkdownStream:
         """
         if self._finished:
             return len(self._stable)
-        self.render()
+        if not (self._dirty and self._fence is None and self._table is None and self._block is None):
+            self.render()     # else the tail has no open block to carry on: one parse of it below, not two
         before = len(self._stable)
         if self._pending_cr:
             self._pending_cr = False

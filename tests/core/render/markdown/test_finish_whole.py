@@ -1,0 +1,60 @@
+"""A finished text fed in one piece (a saved reply, a render-ahead job) is parsed once at ``finish``, not once as
+the tail and again as stable blocks (app/core/render/markdown/incremental.py, ``MarkdownStream.finish``); the
+HTML equals the one-shot render, and a stream's open table or list still closes from its pieces."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from app.core.render.markdown import IncrementalMarkdown, incremental, render_markdown
+
+
+@pytest.fixture
+def parses(monkeypatch) -> list[int]:
+    """The length of each source the renderer parses (whole-tail or stable parses)."""
+    seen: list[int] = []
+    real_parse, real_tail = incremental.parse, incremental.parse_tail
+
+    def parse(src: str, *a: Any, **k: Any) -> Any:
+        seen.append(len(src))
+        return real_parse(src, *a, **k)
+
+    def parse_tail(src: str, *a: Any, **k: Any) -> Any:
+        seen.append(len(src))
+        return real_tail(src, *a, **k)
+
+    monkeypatch.setattr(incremental, "parse", parse)
+    monkeypatch.setattr(incremental, "parse_tail", parse_tail)
+    return seen
+
+
+def test_a_text_fed_whole_is_parsed_once_and_equals_the_one_shot_render(parses, corpus_dir) -> None:
+    for path in sorted((corpus_dir / "answers").glob("*.md")):
+        text = path.read_text(encoding="utf-8") + "\n\nThe end.\n"      # ends in a paragraph: no open block
+        parses.clear()
+        md = IncrementalMarkdown(final_text=True)
+        md.feed(text)
+        md.finish()
+        assert md.html == render_markdown(text), path.name
+        assert sum(parses) <= len(text), (path.name, parses)
+
+
+HEADS = {"table": "| n | sq |\n|---:|---:|\n" + "".join(f"| {k} | {k * k} |\n" for k in range(9)),
+         "list": "".join(f"- item {k}\n" for k in range(9)),
+         "quote": "".join(f"> line {k}\n" for k in range(9)),
+         "fence": "```python\n" + "".join(f"x_{k} = {k}\n" for k in range(9))}
+ENDS = {"table": "| 9 | 81 |\n", "list": "- item nine\n", "quote": "> the last line\n", "fence": "x_9 = 9\n```\n"}
+
+
+@pytest.mark.parametrize("shape", sorted(HEADS))
+def test_a_block_open_in_a_stream_still_ends_right_when_more_came_before_the_end(parses, shape: str) -> None:
+    end = ENDS[shape]
+    text = "Intro.\n\n" + HEADS[shape] + end
+    md = IncrementalMarkdown()
+    md.feed(text[: len(text) - len(end)])
+    md.render()                                  # the open block's pieces are rendered
+    md.feed(end)
+    md.finish()
+    assert md.html == render_markdown(text)
