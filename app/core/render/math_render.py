@@ -219,6 +219,16 @@ class MathPool(DeadlinePool[Key, MathImage]):
                     self._names.popitem(last=False)
         return out
 
+    def store(self, key: Key, image: MathImage) -> None:
+        """Keep ``image``, drawn elsewhere (the render-ahead worker, :mod:`.render_ahead`), as the result of
+        ``key``: the HTML that names it finds it (:meth:`image`), and no job draws it again."""
+        self.put(key, image)
+        if image.ok:
+            with self._names_lock:
+                self._names[image.name] = key
+                if len(self._names) > 4 * self._max:
+                    self._names.popitem(last=False)
+
     def image(self, name: str) -> MathImage | None:
         """The image an HTML ``<img src>`` names (one :meth:`request` returned), or None if it is unknown."""
         with self._names_lock:

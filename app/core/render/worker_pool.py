@@ -23,7 +23,7 @@ import queue
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Collection, Hashable
 from typing import Any, Generic, TypeVar
 
 #: Seconds the worker process may take to start (import its handler) before the pool gives up on this job.
@@ -130,6 +130,26 @@ class DeadlinePool(Generic[K, R]):
             self.start()
             self._jobs.put(key)
         return out
+
+    def put(self, key: K, result: R) -> None:
+        """Keep ``result``, made elsewhere, as the result of ``key`` (LRU; a queued job for it then does nothing)."""
+        with self._lock:
+            self._results[key] = result
+            self._results.move_to_end(key)
+            if len(self._results) > self._max:
+                self._results.popitem(last=False)
+
+    def queued(self, key: K) -> bool:
+        """Whether the job ``key`` is queued or running."""
+        with self._lock:
+            return key in self._queued
+
+    def retain(self, keys: Collection[K]) -> None:
+        """Drop the queued jobs whose keys are not in ``keys`` (nobody waits for them any more: a list scrolled
+        past them); a running job still ends. A dropped job is queued again by the next :meth:`ask`."""
+        with self._done:
+            self._queued.intersection_update(keys)
+            self._done.notify_all()
 
     def add_listener(self, listener: Callable[[], None]) -> None:
         """Call ``listener()`` after each result is stored. It runs in the pool's supervisor thread, so it must only
@@ -240,6 +260,10 @@ class DeadlinePool(Generic[K, R]):
             key = self._jobs.get()
             if key is None:
                 return
+            with self._lock:
+                dropped = key not in self._queued        # retain() let it go (or it was done meanwhile)
+            if dropped:
+                continue
             out = self.lookup(key)
             if out is None:
                 out = self._work(key)

@@ -30,6 +30,7 @@ from PySide6.QtGui import QColor, QFont, QPainter, QPaintEvent, QPen, QResizeEve
 from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QFrame, QLabel, QSizePolicy, QWidget
 
 from app.core.conversation import Conversation, Message, Role
+from app.core.render.render_ahead import default_ahead_pool
 from app.ui.compose.chat_input import ChatInput
 from app.ui.look.style import border_color
 from app.ui.messages import keys as message_keys
@@ -78,7 +79,7 @@ class ChatView(QAbstractScrollArea):
         self.shown = rows.ShownRows()                # the rows that have widgets (a layout walks only them)
         self.stick_to_bottom = True
         self._in_layout = False
-        self.renders = RenderCache()
+        self.renders = RenderCache(ahead=default_ahead_pool())   # replies rendered in a worker (render_ahead)
         self.pool = WidgetPool()
         self.parked = ParkedWidgets(self.pool)       # streaming replies' widgets of the chats not shown
         self._conv: Conversation | None = None       # the chat shown (show_conversation)
@@ -325,6 +326,7 @@ class ChatView(QAbstractScrollArea):
                 if self._render_now:
                     renderer = self.renders.get_or_render(msg, theme)
                 else:
+                    self.renders.take_ahead(msg, theme)      # the worker's render, or the worker asked for it
                     left_ms = (self._budget_until - time.perf_counter()) * 1000.0
                     renderer = self.renders.get(msg, theme, max_ms=left_ms) if left_ms > 0 else None
                     if renderer is None:
@@ -402,6 +404,7 @@ class ChatView(QAbstractScrollArea):
             if i < pos.valid:
                 anchor = (i, bar.value() - pos.tops[i])
         made = 0                                 # widgets given in this layout
+        blank: list[Message] = []                # rows left without one: the render-ahead worker starts on them
         for _ in range(4):                       # real heights replace estimates, then it settles
             total = self._update_tops()
             bar.setRange(0, max(0, total - vh))
@@ -422,6 +425,10 @@ class ChatView(QAbstractScrollArea):
                 if it.widget is None:
                     if made and not self._fits(it):
                         self.idle.start(IDLE_DELAY_MS)    # the step's budget is spent: blank until the idle work
+                        msg = it.message
+                        if msg is not None and msg.role is Role.ASSISTANT and msg.status.final and msg not in blank:
+                            blank.append(msg)
+                            self.renders.take_ahead(msg, self._style())   # (reads its text: ~0.1 ms)
                         continue
                     made += 1
                     before = it.height(self._box(it)[1])
@@ -438,10 +445,14 @@ class ChatView(QAbstractScrollArea):
         top = bar.value()
         self._drop_far(top, vh)
         col = self.column()
+        previews = [m for m in blank if m.text]
         for i, it in self.shown_rows():
             assert it.widget is not None
             x, width = self._box(it, col)
             it.widget.setGeometry(x, pos.tops[i] - top, width, it.height(width))
+            if isinstance(it.widget, MessageWidget) and it.widget.preview and it.message is not None:
+                previews.append(it.message)
+        self.renders.keep_ahead(previews, palette_theme())    # the worker drops the replies scrolled past
 
     def _fits(self, it: ListItem) -> bool:
         """Whether giving ``it`` a widget fits what is left of a scroll step's budget (any other layout, e.g.

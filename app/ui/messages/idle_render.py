@@ -39,6 +39,9 @@ OVERSCAN_PX = 120
 BUILD_SLICE_MS = 10
 #: The longest a rendered reply waits for its code colours and formulas before it is shown without them (ms).
 COLOUR_WAIT_MS = 120
+#: The longest a previewed reply waits for the render-ahead worker (:mod:`app.core.render.render_ahead`) before
+#: it is rendered here (ms): the worker renders a 7 KB reply in 15-60 ms, but its start takes ~1 s.
+AHEAD_WAIT_MS = 150
 
 
 class IdleHost(Protocol):
@@ -69,16 +72,31 @@ class IdleWork:
         self.timer.timeout.connect(self.step)
         self.slices_ms: list[float] = []
         self._waiting: tuple[object, float] | None = None   # (message, since) waiting for its colours
+        self._ahead: tuple[object, float] | None = None     # (message, since) wanted from the render-ahead worker
+        self._ahead_waiting = False                          # the timer waits for that worker's news
 
     def pool_results(self) -> None:
         """The worker pools stored results (:mod:`.arrivals`; the list, a QObject, connects this, so the connection
-        ends with it): a reply waiting for its colours is looked at now."""
-        if self._waiting is not None and self.timer.isActive():
-            self.timer.start(0)          # the colours may be there: look now
+        ends with it): a reply waiting for its colours or for the render-ahead worker is looked at now."""
+        if (self._waiting is not None or self._ahead_waiting) and self.timer.isActive():
+            self.timer.start(0)          # the colours or the render may be there: look now
 
     def start(self, delay_ms: int = IDLE_DELAY_MS) -> None:
         """Run the next slice ``delay_ms`` from now (again, if it was scheduled)."""
+        self._ahead_waiting = False
         self.timer.start(delay_ms)
+
+    def _wait_ahead(self, message: object, t0: float) -> bool:
+        """Whether to wait for the render-ahead worker's render of ``message`` (shown as a preview) rather than
+        make it here: for ``AHEAD_WAIT_MS`` from the first slice that wanted it (then the timer is set)."""
+        if self._ahead is None or self._ahead[0] is not message:
+            self._ahead = (message, t0)
+        left_ms = AHEAD_WAIT_MS - (t0 - self._ahead[1]) * 1000.0
+        if left_ms <= 0:
+            return False
+        self._ahead_waiting = True
+        self.timer.start(max(1, round(left_ms)))
+        return True
 
     def is_active(self) -> bool:
         return self.timer.isActive()
@@ -127,6 +145,7 @@ class IdleWork:
         """One slice of idle work (see the module docstring); the next is scheduled while work is left."""
         view = self.view
         t0 = time.perf_counter()
+        self._ahead_waiting = False
         theme = view._style()
         more = True
         previews = self.previews()
@@ -138,8 +157,12 @@ class IdleWork:
             w = it.widget
             assert isinstance(w, MessageWidget) and it.message is not None
             renderer = view.renders.get(it.message, theme)
-            if renderer is None:          # markdown → HTML, a few lines a slice; then one slice shows it
-                view.renders.render_slice(it.message, theme, RENDER_SLICE_CHARS)
+            if renderer is None:
+                got = view.renders.take_ahead(it.message, theme)
+                if got is None and self._wait_ahead(it.message, t0):
+                    more = False          # the worker renders it: its news wakes this (pool_results)
+                elif not got:             # markdown → HTML here, a few lines a slice; then one slice shows it
+                    view.renders.render_slice(it.message, theme, RENDER_SLICE_CHARS)
             else:
                 renderer.render()         # the colours and formulas the pools delivered meanwhile
                 if self._waiting is None or self._waiting[0] is not it.message:
@@ -157,11 +180,18 @@ class IdleWork:
             ahead = [it for it in view.items[first:last] if it.widget is None and it.message is not None
                      and it.message.role is Role.ASSISTANT and it.message.status.final and it.message.text
                      and not view.renders.has(it.message, theme)]
-            more = bool(ahead)
-            if ahead:
-                msg = ahead[0].message
-                assert msg is not None
-                view.renders.render_slice(msg, theme, RENDER_SLICE_CHARS)
+            more = asked = False
+            for row in ahead:             # the worker renders them; here only what it cannot
+                assert row.message is not None
+                got = view.renders.take_ahead(row.message, theme)
+                if got is False:
+                    view.renders.render_slice(row.message, theme, RENDER_SLICE_CHARS)
+                    more = True
+                    break
+                asked = asked or got is None
+            if asked and not more:
+                self._ahead_waiting = True
+                self.timer.start(AHEAD_WAIT_MS)   # or sooner: the pool's news
         self.slices_ms.append((time.perf_counter() - t0) * 1000.0)
         del self.slices_ms[:-1000]
         if more:

@@ -35,6 +35,7 @@ from app.core.render.markdown.thinking import (
     thinking_header_html,
 )
 from app.core.render.math_render import MathPool, default_math_pool
+from app.core.render.render_ahead import default_ahead_pool
 from app.ui.messages.arrivals import Arrivals
 from app.ui.messages.collector import freeze_startup_heap
 from app.ui.messages.formulas import formula_image, math_cache
@@ -57,12 +58,13 @@ _ARRIVALS: list[Arrivals] = []
 
 
 def pool_arrivals() -> Arrivals:
-    """The UI loop's news of the shared lexer and math pools (:mod:`.arrivals`; made on first use, on the UI
-    thread)."""
+    """The UI loop's news of the shared lexer, math and render-ahead pools (:mod:`.arrivals`; made on first use,
+    on the UI thread)."""
     if not _ARRIVALS:
         arrivals = Arrivals()
         arrivals.watch(default_pool())
         arrivals.watch(default_math_pool())
+        arrivals.watch(default_ahead_pool())
         atexit.register(arrivals.close)
         _ARRIVALS.append(arrivals)
     return _ARRIVALS[0]

@@ -26,11 +26,13 @@ from PySide6.QtGui import QFont
 
 from app.core.conversation import Message, Role
 from app.core.render.markdown import IncrementalMarkdown
+from app.core.render.math_render import Font, default_math_pool
 from app.ui.messages.markdown_view import reply_renderer
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
 
+    from app.core.render.render_ahead import AheadPool
     from app.ui.messages.positions import ListItem
     from app.ui.messages.widget import MessageWidget
 
@@ -74,10 +76,13 @@ def slice_end(text: str, pos: int, chars: int) -> int:
 class RenderCache:
     """Finished ``IncrementalMarkdown`` renderers by ``(message.id, theme, font)`` (LRU, ``max_entries``).
 
-    ``hits`` and ``misses`` count :meth:`get` answers (tests and the benchmark read them).
+    ``ahead``: a worker pool that renders replies off the UI loop (:mod:`app.core.render.render_ahead`; None:
+    every render is made here), asked through :meth:`take_ahead`. ``hits`` and ``misses`` count :meth:`get`
+    answers (tests and the benchmark read them).
     """
 
-    def __init__(self, max_entries: int = RENDER_CACHE_ENTRIES) -> None:
+    def __init__(self, max_entries: int = RENDER_CACHE_ENTRIES, ahead: AheadPool | None = None) -> None:
+        self.ahead = ahead
         self._max = max_entries
         self._entries: OrderedDict[tuple[int, str, str], tuple[str, IncrementalMarkdown, int]] = OrderedDict()
         self._building: tuple[Message, str, str, IncrementalMarkdown, int, str] | None = None   # render_slice's
@@ -85,6 +90,8 @@ class RenderCache:
         self._font_key = ""
         self.hits = 0
         self.misses = 0
+        self._formula: tuple[Font, float] | None = None     # _formula_font's answer for the font key _formula_for
+        self._formula_for = ""
 
     def use_font(self, font: QFont) -> None:
         """Render for views in ``font`` from now on (formulas are images drawn for a font's size: renders made
@@ -156,6 +163,46 @@ class RenderCache:
         renderer.render()
         self._building = (message, theme, text, renderer, end, self._font_key)
         return False
+
+    def take_ahead(self, message: Message, theme: str) -> bool | None:
+        """Whether the worker pool's render of ``message`` in ``theme`` is in the cache now (True: it was there or
+        it arrived), is being made (None: asked now or before; the pool's news tells when it comes), or must be
+        made here (False: no pool, a formula, a deadline missed). Asks the pool once; costs a dict look-up."""
+        if self.has(message, theme):
+            return True
+        pool = self.ahead
+        if pool is None:
+            return False
+        text = message.text
+        font, dpr = self._formula_font()
+        key = (theme, text, font, dpr)
+        out = pool.lookup(key)
+        if out is None:
+            pool.ask(key)
+            return None
+        if not isinstance(out, tuple):
+            return False
+        renderer, images = out
+        math_pool = default_math_pool()
+        for math_key, image in images:            # the formulas its HTML names, drawn by the worker
+            math_pool.store(math_key, image)
+        self.put(message, theme, text, renderer)
+        return True
+
+    def keep_ahead(self, messages: list[Message], theme: str) -> None:
+        """Only ``messages`` are still wanted from the worker pool: jobs it has not started for others are dropped
+        (a list scrolled past them)."""
+        if self.ahead is not None:
+            font, dpr = self._formula_font()
+            self.ahead.retain({(theme, m.text, font, dpr) for m in messages})
+
+    def _formula_font(self) -> tuple[Font, float]:
+        """What formulas are drawn for in a reply shown in the views' font: ``MathCache``'s font and ratio."""
+        if self._formula_for != self._font_key or self._formula is None:
+            math = new_renderer("light", self.font).math
+            assert math is not None
+            self._formula, self._formula_for = (math.font, math.dpr), self._font_key
+        return self._formula
 
     def get_or_render(self, message: Message, theme: str) -> IncrementalMarkdown:
         hit = self.get(message, theme)

@@ -1,0 +1,128 @@
+"""The message list has finished replies rendered by the render-ahead worker (app/core/render/render_ahead.py,
+app/ui/messages/pool.py ``take_ahead``, idle_render.py): a scroll step asks for every reply it shows, previewed
+or left blank; the list then only builds them; and when the worker does not answer, the list renders them
+itself."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from PySide6.QtWidgets import QApplication
+
+import app.ui.messages.chat_view as cv
+from app.core.conversation import Conversation, Message, MessageStatus, Role
+from app.core.render.render_ahead import default_ahead_pool
+from app.ui.messages import idle_render
+from app.ui.messages.pool import RenderCache
+from app.ui.messages.widget import MessageWidget
+from tests.helpers.window import scripted_window, show_chat
+
+pytestmark = pytest.mark.timeout(240)
+
+REPLY = ("## Part {i}\n\nA reply with **bold** words, `code` and a formula $x_{i}^2$:\n\n"
+         + "Some more words to make it long. " * 40 + "\n\n| a | b |\n|---|---|\n| {i} | two |\n\n"
+         "```python\nprint({i})\n```\n")
+
+
+def long_chat(pairs: int) -> Conversation:
+    conv = Conversation()
+    for i in range(pairs):
+        conv.add(Message(Role.USER, f"Question number {i}"))
+        conv.add(Message(Role.ASSISTANT, REPLY.format(i=i), status=MessageStatus.DONE))
+    return conv
+
+
+def shown_replies(chat: Any) -> list[Message]:
+    first, last = chat._visible_range()
+    return [it.message for it in chat.items[first:last]
+            if it.message is not None and it.message.role is Role.ASSISTANT]
+
+
+@pytest.fixture
+def window(qtbot):  # type: ignore[no-untyped-def]
+    pool = default_ahead_pool()                 # the worker started and warm: it answers, not the list
+    pool.ask(("light", "warm", (15.0, 14.0, 3.5, 8.0), 1.0))
+    assert pool.wait(timeout=120)
+    return scripted_window(qtbot)
+
+
+def test_the_replies_a_scroll_shows_are_rendered_by_the_worker(window, qtbot, monkeypatch) -> None:
+    chat = window.chat
+    show_chat(window, long_chat(60))
+    qtbot.waitUntil(chat.fully_rendered, timeout=60_000)
+    here: list[Message] = []
+    real = RenderCache.render_slice
+
+    def render_slice(self: RenderCache, message: Message, *a: Any) -> bool:
+        here.append(message)
+        return real(self, message, *a)
+
+    monkeypatch.setattr(RenderCache, "render_slice", render_slice)
+    monkeypatch.setattr(idle_render, "AHEAD_WAIT_MS", 60_000)    # a busy machine: the wait, not its cap
+    bar = chat.verticalScrollBar()
+    for fraction in (0.35, 0.7):
+        bar.setValue(round(bar.maximum() * fraction))            # far from anything rendered
+        QApplication.processEvents()
+        qtbot.waitUntil(chat.fully_rendered, timeout=60_000)
+        replies = shown_replies(chat)
+        assert replies
+        for msg in replies:
+            renderer = chat.renders.get(msg, "light")
+            assert renderer is not None and renderer._pool is None      # the worker's (no lexer pool of ours)
+            w = chat.widget_for(msg)
+            assert isinstance(w, MessageWidget) and not w.preview
+            assert f"Part {msg.text.split()[2]}" in w.view.toPlainText()
+    assert here == []                                           # the list rendered none of them itself
+
+
+def test_a_scroll_step_asks_the_worker_for_the_rows_it_leaves_blank(window, qtbot, monkeypatch) -> None:
+    chat = window.chat
+    show_chat(window, long_chat(60))
+    qtbot.waitUntil(chat.fully_rendered, timeout=60_000)
+    asked: list[str] = []
+    pool = chat.renders.ahead
+    assert pool is not None
+    real = pool.ask
+    monkeypatch.setattr(pool, "ask", lambda key: (asked.append(key[1]), real(key))[1])
+    monkeypatch.setattr(cv, "STEP_BUDGET_MS", 0.0)               # one row gets a widget, the others are left blank
+    monkeypatch.setattr(chat.idle, "start", lambda delay_ms=0: None)   # no idle work: what the step did alone
+    bar = chat.verticalScrollBar()
+    bar.setValue(bar.maximum() // 2)
+    replies = shown_replies(chat)
+    first, last = chat._visible_range()
+    assert any(it.widget is None for it in chat.items[first:last])   # the step left rows blank …
+    assert replies and all(m.text in asked for m in replies)       # … and asked the worker for them too
+
+
+class Silent:
+    """A render-ahead pool that takes every job and never answers."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def lookup(self, key: Any) -> None:
+        return None
+
+    def ask(self, key: Any) -> None:
+        self.asked += 1
+
+    def retain(self, keys: Any) -> None:
+        pass
+
+
+def test_without_an_answer_from_the_worker_the_list_renders_the_replies_itself(window, qtbot, monkeypatch) -> None:
+    chat = window.chat
+    silent = Silent()
+    chat.renders.ahead = silent                                  # type: ignore[assignment]
+    monkeypatch.setattr(idle_render, "AHEAD_WAIT_MS", 40)
+    show_chat(window, long_chat(60))
+    qtbot.waitUntil(chat.fully_rendered, timeout=60_000)
+    bar = chat.verticalScrollBar()
+    bar.setValue(bar.maximum() // 2)
+    QApplication.processEvents()
+    qtbot.waitUntil(chat.fully_rendered, timeout=60_000)
+    assert silent.asked > 0
+    for msg in shown_replies(chat):
+        renderer = chat.renders.get(msg, "light")
+        assert renderer is not None and renderer._pool is not None    # made here, with the lexer pool
