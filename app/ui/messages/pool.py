@@ -83,6 +83,8 @@ class RenderCache:
 
     def __init__(self, max_entries: int = RENDER_CACHE_ENTRIES, ahead: AheadPool | None = None) -> None:
         self.ahead = ahead
+        if ahead is not None:
+            ahead.start()      # its thread now (it waits on a queue: no wake-ups), its process at the first job
         self._max = max_entries
         self._entries: OrderedDict[tuple[int, str, str], tuple[str, IncrementalMarkdown, int]] = OrderedDict()
         self._building: tuple[Message, str, str, IncrementalMarkdown, int, str] | None = None   # render_slice's

@@ -126,3 +126,4 @@ def test_without_an_answer_from_the_worker_the_list_renders_the_replies_itself(w
     for msg in shown_replies(chat):
         renderer = chat.renders.get(msg, "light")
         assert renderer is not None and renderer._pool is not None    # made here, with the lexer pool
+

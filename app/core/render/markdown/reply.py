@@ -215,6 +215,13 @@ class IncrementalMarkdown:
             self.thinking.finish()
         return self._answer.finish()
 
+    def release_spent(self) -> None:
+        """Free what :meth:`finish` kept of the open tails (:meth:`MarkdownStream.release_spent`): once the
+        reply's last frame is shown."""
+        self._answer.release_spent()
+        if self.thinking is not None:
+            self.thinking.release_spent()
+
     # -- output --------------------------------------------------------------------------------------------
 
     @property
