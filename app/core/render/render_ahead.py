@@ -25,6 +25,7 @@ replies the person has scrolled past before the worker reached them.
 from __future__ import annotations
 
 import atexit
+import os
 import threading
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
@@ -41,6 +42,8 @@ __all__ = ["AHEAD_DEADLINE_S", "AheadPool", "default_ahead_pool", "render_finish
 
 #: Seconds the worker may spend on one reply (the list renders it itself after that; a 7 KB reply takes 15-60 ms).
 AHEAD_DEADLINE_S = 2.0
+#: How much the worker lowers its priority (``os.nice``; POSIX): rendering ahead must not take a core from the window.
+AHEAD_NICE = 5
 #: Renders the pool keeps after delivering them (the list keeps its own, ``RenderCache``).
 AHEAD_ENTRIES = 32
 
@@ -128,10 +131,12 @@ def render_finished(theme: str, text: str, font: Font, dpr: float) -> Rendered |
 
 
 def warm() -> None:
-    """In the worker, once before its first job: import the renderer, a common lexer and matplotlib's mathtext
-    (else the first job pays 0.5-2 s of imports and font loading)."""
+    """In the worker, once before its first job: lower its priority (``AHEAD_NICE``), import the renderer, a
+    common lexer and matplotlib's mathtext (else the first job pays 0.5-2 s of imports and font loading)."""
     from app.core.render.math_render import WARM_UP_KEY, prepare_worker
 
+    if hasattr(os, "nice"):      # background work: on a busy machine the window's thread goes first
+        os.nice(AHEAD_NICE)
     prepare_worker()
     render_finished("light", "# a\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```python\nx = 1\n```\n",
                     WARM_UP_KEY[3], WARM_UP_KEY[4])
