@@ -139,11 +139,16 @@ class ReplyPainting:
         if self._shown(gen):
             self.send_mode(self.session.generating)
 
+        def paint_end() -> None:           # what is left, fed, and the end: the final render in one patch
+            widget = self.chat().widget_for(reply) if self._shown(gen) else None
+            if widget is not None and widget.view is not None:
+                widget.view.finish()
+
         def shown() -> None:               # everything that arrived is painted: the view shows the final render
             chat = self.chat()
             widget = chat.widget_for(reply) if self._shown(gen) else None
             if widget is not None:
-                if widget.view is not None and not stopped:
+                if widget.view is not None and not stopped and not widget.view.renderer.finished:
                     widget.view.finish()
                 widget.update_status()
                 chat.message_changed(reply)
@@ -159,7 +164,7 @@ class ReplyPainting:
                 self._reshow_after_stop.discard(reply.id)
                 self.chat().reshow(reply)          # its preview now, its render in idle slices
         else:
-            self.coalescer.finish(reply, shown)   # a backlog still to paint is painted in slices first
+            self.coalescer.finish(reply, shown, paint_end)   # a backlog still to paint: in slices first
 
     def _on_painted(self, reply: Message, _n: int) -> None:
         gen = self.session.running.get(reply.id)

@@ -182,6 +182,25 @@ def test_a_small_rest_is_painted_at_once_when_the_reply_ends(parts) -> None:
     assert done == [["the end"]] and not co.tracked(r)
 
 
+def test_a_small_rest_and_the_end_are_painted_in_one_patch_when_the_view_paints_its_end(parts) -> None:
+    co, _timer, clock = parts
+    r, view = reply(), View(clock)
+    metrics = StreamMetrics()
+    co.attach(r, view.feed, view.paint, metrics)
+    r.append("the end")
+    steps: list[str] = []
+
+    def paint_end() -> None:                  # the view's finish: renders the fed rest with the end, one patch
+        steps.append(f"end after {view.fed}")
+        clock.advance(0.004)
+
+    co.finish(r, lambda: steps.append(f"done, stamped {len(metrics.painted)}"), paint_end)
+    assert view.paints == 0                                 # the tail was not patched before the end
+    assert steps == ["end after ['the end']", "done, stamped 1"]   # the rest fed, painted with the end, stamped
+    assert not co.tracked(r)
+    assert metrics.painted[-1] == pytest.approx(clock())             # stamped when the end was painted
+
+
 def test_a_remade_view_catches_up_on_the_text_so_far_in_slices(parts) -> None:
     co, timer, clock = parts
     r, old, new = reply(), View(clock), CostlyView(clock, per_char_s=1e-5)
