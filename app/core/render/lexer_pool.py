@@ -15,12 +15,10 @@ is :class:`~app.core.render.worker_pool.DeadlinePool`. Results are shared by eve
 
 from __future__ import annotations
 
-import atexit
 import html
-import threading
 
 from app.core.render.lexers import format_segment, get_lexer
-from app.core.render.worker_pool import START_TIMEOUT_S, DeadlinePool
+from app.core.render.worker_pool import START_TIMEOUT_S, DeadlinePool, shared_pool
 
 __all__ = ["LEX_DEADLINE_S", "START_TIMEOUT_S", "LexerPool", "default_pool", "lex_segment"]
 
@@ -65,22 +63,5 @@ class LexerPool(DeadlinePool[Key, str]):
         return self.ask((lang, theme, code))
 
 
-_DEFAULT: LexerPool | None = None
-_DEFAULT_LOCK = threading.Lock()
-
-
-def _let_a_start_finish() -> None:
-    """At exit: wait (≤ 5 s) until no worker is being started, so the child is never left with half of its
-    start-up data (multiprocessing then ends it quietly)."""
-    if _DEFAULT is not None:
-        _DEFAULT.wait_for_start(5)
-
-
-def default_pool() -> LexerPool:
-    """The process's shared pool (created on first use; its worker starts on the first request)."""
-    global _DEFAULT
-    with _DEFAULT_LOCK:
-        if _DEFAULT is None:
-            _DEFAULT = LexerPool()
-            atexit.register(_let_a_start_finish)
-        return _DEFAULT
+#: The process's shared pool (made on first use; its worker starts on the first request).
+default_pool = shared_pool(LexerPool)

@@ -31,7 +31,6 @@ sits on the text's (mathtext gives the formula's depth below its baseline). The 
 
 from __future__ import annotations
 
-import atexit
 import hashlib
 import io
 import logging
@@ -44,7 +43,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.core.render.worker_pool import DeadlinePool
+from app.core.render.worker_pool import DeadlinePool, shared_pool
 
 #: Seconds one formula may take in the worker before it is shown as TeX.
 MATH_DEADLINE_S = 2.0
@@ -307,15 +306,5 @@ def warm_up(pool: MathPool | None = None) -> None:
     (pool or default_math_pool()).request(WARM_UP_KEY)
 
 
-_DEFAULT: MathPool | None = None
-_DEFAULT_LOCK = threading.Lock()
-
-
-def default_math_pool() -> MathPool:
-    """The process's shared pool (created on first use; its worker starts on the first formula)."""
-    global _DEFAULT
-    with _DEFAULT_LOCK:
-        if _DEFAULT is None:
-            _DEFAULT = pool = MathPool()
-            atexit.register(lambda: pool.wait_for_start(5))
-        return _DEFAULT
+#: The process's shared pool (made on first use; its worker starts on the first formula).
+default_math_pool = shared_pool(MathPool)

@@ -24,14 +24,12 @@ replies the person has scrolled past before the worker reached them.
 
 from __future__ import annotations
 
-import atexit
 import os
-import threading
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from app.core.render.lexer_pool import lex_segment
-from app.core.render.worker_pool import DeadlinePool
+from app.core.render.worker_pool import DeadlinePool, shared_pool
 
 if TYPE_CHECKING:
     from app.core.render.markdown import IncrementalMarkdown
@@ -157,21 +155,6 @@ class AheadPool(DeadlinePool[Key, Result]):
         return False
 
 
-_DEFAULT: AheadPool | None = None
-_DEFAULT_LOCK = threading.Lock()
-
-
-def _let_a_start_finish() -> None:
-    """At exit: wait (≤ 5 s) until no worker is being started (see ``DeadlinePool.wait_for_start``)."""
-    if _DEFAULT is not None:
-        _DEFAULT.wait_for_start(5)
-
-
-def default_ahead_pool() -> AheadPool:
-    """The process's shared pool (created on first use; its worker starts on the first request)."""
-    global _DEFAULT
-    with _DEFAULT_LOCK:
-        if _DEFAULT is None:
-            _DEFAULT = AheadPool()
-            atexit.register(_let_a_start_finish)
-        return _DEFAULT
+#: The process's shared pool (made on first use; its thread starts with the message list, its worker on the first
+#: job).
+default_ahead_pool = shared_pool(AheadPool)

@@ -17,6 +17,7 @@ a window can look at once instead of at its next poll.
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import multiprocessing
 import queue
@@ -31,6 +32,7 @@ START_TIMEOUT_S = 60.0
 
 K = TypeVar("K", bound=Hashable)
 R = TypeVar("R")
+P = TypeVar("P", bound="DeadlinePool[Any, Any]")
 
 
 def _worker_main(conn: Any, handler_path: str, init_path: str | None = None) -> None:
@@ -280,3 +282,20 @@ class DeadlinePool(Generic[K, R]):
                     listener()
                 except Exception:     # a listener's bug must not stop the pool
                     pass
+
+
+def shared_pool(make: Callable[[], P]) -> Callable[[], P]:
+    """A function that answers the process's one pool made by ``make`` (made on its first call; its worker
+    starts on the pool's first job). At exit it waits (≤ 5 s) until no worker is being started
+    (:meth:`DeadlinePool.wait_for_start`: a child left with half of its start-up data prints a traceback)."""
+    lock = threading.Lock()
+    made: list[P] = []
+
+    def pool() -> P:
+        with lock:
+            if not made:
+                made.append(make())
+                atexit.register(made[0].wait_for_start, 5)
+            return made[0]
+
+    return pool
