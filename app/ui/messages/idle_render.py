@@ -2,10 +2,12 @@
 the replies near the viewport are rendered ahead into the cache, one small slice per event-loop turn.
 
 Each slice does one piece of work, then schedules the next: give the rows in or near the viewport their widgets
-(within the step's budget, previews otherwise), or render a few lines of one previewed reply's markdown
-(``RENDER_SLICE_CHARS``), or build a rendered one's documents off-screen, about ``BUILD_SLICE_MS`` of them
-(then they replace its preview), or render a slice of a reply within a screen of the viewport that has no widget
-yet. Any scroll puts the idle work off again (``IDLE_DELAY_MS``).
+(within the step's budget, previews otherwise), or take a previewed reply's render from the render-ahead worker
+(:mod:`app.core.render.render_ahead`, asked by the scroll step; waited for up to ``AHEAD_WAIT_MS``) or, when it
+cannot give one, render a few lines of its markdown here (``RENDER_SLICE_CHARS``), or build a rendered one's
+documents off-screen, about ``BUILD_SLICE_MS`` of them (then they replace its preview), or ask the worker for the
+replies within a screen of the viewport that have no widget yet. Any scroll puts the idle work off again
+(``IDLE_DELAY_MS``).
 
 A rendered reply whose code colours or formulas the worker pools have not delivered yet is shown when they come
 (the pools' news, :mod:`.arrivals`, wakes the idle work: :meth:`IdleWork.pool_results`), or after
