@@ -34,7 +34,7 @@ from app.core.render.markdown import PIECE, IncrementalMarkdown
 from app.core.render.markdown.thinking import (
     thinking_header_html,
 )
-from app.core.render.math_render import MathPool, default_math_pool
+from app.core.render.math_render import MathCache, MathPool, default_math_pool
 from app.core.render.render_ahead import default_ahead_pool
 from app.ui.messages.arrivals import Arrivals
 from app.ui.messages.collector import freeze_startup_heap
@@ -92,18 +92,24 @@ def _blank_renderer(theme: str) -> IncrementalMarkdown:
     return blank
 
 
-def reply_renderer(theme: str, font: QFont | None = None, dpr: float | None = None, *,
-                   final_text: bool = False) -> IncrementalMarkdown:
-    """A renderer for a reply shown in ``theme``: code lexed by the lexer pool, formulas drawn by the math pool
-    for ``font`` at ``dpr`` (default: a view's font, the primary screen's device pixel ratio); ``final_text``: a
-    finished message fed in slices (``IncrementalMarkdown``)."""
+def reply_math(font: QFont | None = None, dpr: float | None = None) -> MathCache:
+    """What a reply's formulas are drawn with: the math pool, for ``font`` at ``dpr`` (default: a view's font,
+    the primary screen's device pixel ratio)."""
     if font is None:
         font = QFont(QApplication.font())
         font.setFamilies(UI_FONT_FAMILIES)
     if dpr is None:
         screen = QGuiApplication.primaryScreen()
         dpr = screen.devicePixelRatio() if screen is not None else 1.0
-    return IncrementalMarkdown(theme=theme, pool=MarkdownView.lexer_pool(), math=math_cache(font, dpr),
+    return math_cache(font, dpr)
+
+
+def reply_renderer(theme: str, font: QFont | None = None, dpr: float | None = None, *,
+                   final_text: bool = False) -> IncrementalMarkdown:
+    """A renderer for a reply shown in ``theme``: code lexed by the lexer pool, formulas drawn by the math pool
+    for ``font`` at ``dpr`` (:func:`reply_math`); ``final_text``: a finished message fed in slices
+    (``IncrementalMarkdown``)."""
+    return IncrementalMarkdown(theme=theme, pool=MarkdownView.lexer_pool(), math=reply_math(font, dpr),
                                final_text=final_text)
 
 

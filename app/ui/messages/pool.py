@@ -27,7 +27,7 @@ from PySide6.QtGui import QFont
 from app.core.conversation import Message, Role
 from app.core.render.markdown import IncrementalMarkdown
 from app.core.render.math_render import Font, default_math_pool
-from app.ui.messages.markdown_view import reply_renderer
+from app.ui.messages.markdown_view import reply_math, reply_renderer
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
@@ -194,15 +194,14 @@ class RenderCache:
     def keep_ahead(self, messages: list[Message], theme: str) -> None:
         """Only ``messages`` are still wanted from the worker pool: jobs it has not started for others are dropped
         (a list scrolled past them)."""
-        if self.ahead is not None:
+        if self.ahead is not None and self.ahead.pending():     # (a layout while nothing is queued: nothing)
             font, dpr = self._formula_font()
             self.ahead.retain({(theme, m.text, font, dpr) for m in messages})
 
     def _formula_font(self) -> tuple[Font, float]:
         """What formulas are drawn for in a reply shown in the views' font: ``MathCache``'s font and ratio."""
         if self._formula_for != self._font_key or self._formula is None:
-            math = new_renderer("light", self.font).math
-            assert math is not None
+            math = reply_math(self.font)
             self._formula, self._formula_for = (math.font, math.dpr), self._font_key
         return self._formula
 

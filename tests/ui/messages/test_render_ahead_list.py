@@ -110,6 +110,9 @@ class Silent:
     def retain(self, keys: Any) -> None:
         pass
 
+    def pending(self) -> int:
+        return self.asked
+
 
 def test_without_an_answer_from_the_worker_the_list_renders_the_replies_itself(window, qtbot, monkeypatch) -> None:
     chat = window.chat
