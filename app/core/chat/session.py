@@ -319,7 +319,7 @@ class ChatSession(ModelLoading):
         if self._is_running(gen):
             self._finish(gen)
         elif any(m is gen.reply for m in gen.conversation.messages):   # final figures, unless it was deleted
-            self._save(gen.conversation, gen.reply)
+            self._save(gen.conversation, gen.reply, behind=True)
         else:
             return
         if gen.metrics.final:                 # notified once with final figures (app.core.streaming.generation)
@@ -361,7 +361,7 @@ class ChatSession(ModelLoading):
             return
         run.ended = True
         conv = gen.conversation
-        self._save(conv, gen.reply)
+        self._save(conv, gen.reply, behind=True)
         if not self.running and self._autosave is not None:
             self._autosave.cancel()
             self._autosave = None
@@ -369,14 +369,26 @@ class ChatSession(ModelLoading):
         self.listener.busy_changed()
 
     # -- saving ------------------------------------------------------------------------------------------
-    def _save(self, conv: Conversation, msg: Message) -> None:
+    def _save(self, conv: Conversation, msg: Message, behind: bool = False) -> None:
+        """Save ``msg`` of ``conv``; ``behind``: a reply's save while it streams or as it ends, written on the
+        history's writer thread (the end's save indexes the whole text for search: 27-83 ms for 1 MB, which on
+        the loop fell in the reply's last frame); a write that fails there is redone here."""
         if self.store is None:
             return
+        redo: Callable[[BaseException], None] | None = None
+        if behind:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                pass
+            else:
+                def redo(_exc: BaseException) -> None:
+                    loop.call_soon_threadsafe(self._save, conv, msg)
         try:
             new = conv.id is None
             if new:
                 conv.title = title_for(msg.text)
-            self.store.save_message(conv, msg)
+            self.store.save_message(conv, msg, behind=redo)
             if new:
                 self.listener.history_changed()
         except Exception as exc:  # the chat goes on even when the disk is full
@@ -411,7 +423,7 @@ class ChatSession(ModelLoading):
         for g in list(self.running.values()):
             if g.saved_chunks != g.reply.chunks:
                 g.saved_chunks = g.reply.chunks
-                self._save(g.conversation, g.reply)
+                self._save(g.conversation, g.reply, behind=True)
         if self.running:
             self._schedule_autosave()
 

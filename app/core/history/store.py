@@ -2,11 +2,14 @@
 
 One connection, used from the loop thread only. Writes are small and committed at once, so a crash loses at
 most the last few hundred ms of a streaming reply (the UI saves partial text periodically while streaming).
+The saves of a streaming reply can be written behind (``save_message(…, behind=…)``): on a thread of their own,
+in order, before any later read or write (``app.core.history.write_behind``).
 Schema versions are tracked with ``PRAGMA user_version``; ``migrate`` brings an older file up to date.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import sqlite3
@@ -46,6 +49,7 @@ from app.core.history.search import (
 )
 from app.core.history.search import search as search_messages
 from app.core.history.search import search_titles as search_chat_titles
+from app.core.history.write_behind import WriteBehind
 from app.core.text import decode_utf8, valid_text
 
 log = logging.getLogger("brook.store")
@@ -109,7 +113,22 @@ class Store:
         #: reads the messages ``load_conversation`` hands out unread (None: every message is read at once)
         self.bodies: BodySource | None = None
         self._reading_pending = False        # the rows are about to go: read them without repairing
-        self.db = self._connect()
+        #: the writes handed over with ``behind`` (a file history only: another connection cannot open a memory one)
+        self.behind: WriteBehind | None = None
+        if not read_only and str(path) != ":memory:":
+            self.behind = WriteBehind(str(path), _configure_writer)
+        self._db = self._connect()
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        """The loop's connection, once every write handed over before is written (``WriteBehind.flush``)."""
+        if self.behind is not None and self.behind.pending:
+            self.behind.flush()
+        return self._db
+
+    @db.setter
+    def db(self, db: sqlite3.Connection) -> None:
+        self._db = db
 
     def _connect(self) -> sqlite3.Connection:
         if self.read_only:
@@ -121,10 +140,11 @@ class Store:
                 db = sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, isolation_level=None)
         else:
             db = sqlite3.connect(str(self.path), isolation_level=None)
+        if self.behind is not None:
+            self.behind.reconnect()           # the file may have been replaced (recovery, a backup restored)
         self.db = db
         db.row_factory = sqlite3.Row
-        db.text_factory = decode_utf8     # text written by another program may be invalid UTF-8
-        db.execute("PRAGMA foreign_keys = ON")
+        _configure(db)
         if self.read_only:
             self.has_fts = has_search_index(db)
             self.has_folders = _has_folders(db)       # an older file shown read-only has none (no migration)
@@ -298,6 +318,8 @@ class Store:
         self._read_pending()
         if self.bodies is not None:
             self.bodies.close()
+        if self.behind is not None:
+            self.behind.close()
         self.db.close()
 
     def _read_pending(self, conv_id: int | None = None, message_id: int | None = None) -> None:
@@ -436,10 +458,16 @@ class Store:
         return {r[0]: message_from_tuple(r, schema) for r in rows(db, sql, tuple(ids))}
 
     # messages ------------------------------------------------------------------------------------------
-    def save_timeline(self, message_id: int, timeline: dict[str, Any] | bytes) -> int:
+    def save_timeline(self, message_id: int, timeline: dict[str, Any] | bytes,
+                      behind: Callable[[BaseException], None] | None = None) -> int:
         """Store a reply's stream timeline (the plain shape of ``app.core.history.timelines``, or its ``encode``-d
         form; replaces one stored before; deleted with its message). Returns its size in bytes. Raises
-        ``ValueError`` for a bad one."""
+        ``ValueError`` for a bad one. ``behind``: written on the writer thread, after the reply's own save handed
+        over before it (see ``save_message``; ``behind(exc)`` is called there when it fails)."""
+        if behind is not None and self.behind is not None:
+            blob = timeline if isinstance(timeline, bytes) else timeline_store.encode(timeline)
+            self.behind.submit(functools.partial(timeline_store.save, message_id=message_id, d=blob), behind)
+            return len(blob)
         return timeline_store.save(self.db, message_id, timeline)
 
     def load_timeline(self, message_id: int) -> dict[str, Any] | None:
@@ -450,26 +478,54 @@ class Store:
         self._read_pending(message_id=message_id)
         self.db.execute("DELETE FROM messages WHERE id = ?", (message_id,))
 
-    def save_message(self, conv: Conversation, msg: Message) -> None:
-        """Insert or update ``msg`` (its row id is kept on ``msg.db_id``) and touch the conversation."""
-        if conv.id is None:
-            self.create_conversation(conv)
+    def save_message(self, conv: Conversation, msg: Message,
+                     behind: Callable[[BaseException], None] | None = None) -> None:
+        """Insert or update ``msg`` (its row id is kept on ``msg.db_id``) and touch the conversation.
+
+        ``behind``: an update of a saved message in a file history is written on the writer thread
+        (:class:`WriteBehind`; the values are taken now); when it fails, ``behind(exc)`` is called on that
+        thread (redo the save without ``behind`` on the loop: that repairs a damaged file or raises
+        ``HistoryError``). An insert, or a memory history, is written at once."""
         values = (msg.text, msg.status.value, msg.model, _dumps(msg.params), msg.stop_reason, msg.error,
                   _dumps(msg.metrics), _dumps(msg.provenance), versions_json(msg))
+        row: int | None = getattr(msg, "db_id", None)
+        if behind is not None and self.behind is not None and conv.id is not None and row is not None:
+            self.behind.submit(functools.partial(_update_message, values=values, message_id=row,
+                                                 conv_id=conv.id, t=time.time()), behind)
+            return
+        if conv.id is None:
+            self.create_conversation(conv)
         t = time.time()
-        if getattr(msg, "db_id", None) is None:
+        if row is None:
             cur = self.db.execute(
                 "INSERT INTO messages(conversation_id, role, content, status, model, params, stop_reason, error, "
                 "metrics, provenance, versions, created) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (conv.id, msg.role.value, *values, msg.created))
             msg.db_id = cur.lastrowid
+            self.db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (t, conv.id))
         else:
-            self.db.execute("UPDATE messages SET content=?, status=?, model=?, params=?, stop_reason=?, error=?, "
-                            "metrics=?, provenance=?, versions=? WHERE id=?", (*values, msg.db_id))
-        self.db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (t, conv.id))
+            _update_message(self.db, values, row, conv.id, t)
 
 
 guard_store(Store)      # every public method: SQLite errors become HistoryError; damage is repaired, then retried
+
+
+def _update_message(db: sqlite3.Connection, values: tuple[Any, ...], message_id: int, conv_id: int | None,
+                    t: float) -> None:
+    db.execute("UPDATE messages SET content=?, status=?, model=?, params=?, stop_reason=?, error=?, "
+               "metrics=?, provenance=?, versions=? WHERE id=?", (*values, message_id))
+    db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (t, conv_id))
+
+
+def _configure(db: sqlite3.Connection) -> None:
+    """Settings of every connection to the history (the loop's and the writer's)."""
+    db.text_factory = decode_utf8     # text written by another program may be invalid UTF-8
+    db.execute("PRAGMA foreign_keys = ON")
+
+
+def _configure_writer(db: sqlite3.Connection) -> None:
+    _configure(db)
+    db.execute("PRAGMA synchronous = NORMAL")   # as the loop's connection (WAL: durable at each checkpoint)
 
 
 def _dumps(v: Any) -> str | None:

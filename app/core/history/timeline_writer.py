@@ -2,8 +2,9 @@
 
 ``ChatSession`` hands over a reply once its figures are final (``save``). The timeline is encoded on a worker
 thread (``app.core.history.timelines.encode_metrics``: ~40 ms for a 20,000-token reply, which on the loop would be a
-stall another chat's streaming reply could see) and written on the loop, where the history's SQLite connection
-lives. A reply deleted meanwhile is not written. ``drain()`` waits for the writes in flight (closing).
+stall another chat's streaming reply could see) and handed to the history's writer thread (``save_timeline``'s
+``behind``: after the reply's own save, which may still be indexing its text). A reply deleted meanwhile is not
+written. ``drain()`` waits for the encodings in flight (closing; the store's ``close`` then writes what is left).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ class TimelineWriter:
         if job.cancelled() or reply.db_id is None or not any(m is reply for m in gen.conversation.messages):
             return
         try:
-            size = self.store.save_timeline(reply.db_id, job.result())
+            size = self.store.save_timeline(reply.db_id, job.result(), behind=_failed(reply.id))
             log.debug("reply %s: timeline stored (%d bytes, %d chunks)", reply.id, size, len(gen.metrics.produced))
         except (Exception, concurrent.futures.CancelledError) as exc:   # a closed or read-only history, a bug
             log.warning("storing the timeline of reply %s failed: %s", reply.id, exc)
@@ -63,3 +64,9 @@ class TimelineWriter:
         while self.pending:
             await asyncio.wait(list(self.pending))
             await asyncio.sleep(0)           # the write callbacks run
+
+
+def _failed(reply_id: int) -> Any:
+    def failed(exc: BaseException) -> None:        # on the history's writer thread
+        log.warning("storing the timeline of reply %s failed: %s", reply_id, exc)
+    return failed

@@ -206,12 +206,16 @@ def chat_row(title: str, conv_id: int, generating: bool, dot: QIcon) -> QTreeWid
     row = QTreeWidgetItem([title])
     row.setData(0, Qt.ItemDataRole.UserRole, conv_id)
     row.setData(0, KIND_ROLE, int(RowKind.CHAT))
-    row.setData(0, BUSY_ROLE, generating)
     row.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsDragEnabled)
-    row.setToolTip(0, title + (" — " + translate("MainWindow", "generating…") if generating else ""))
-    if generating:
-        row.setIcon(0, dot)
+    set_busy(row, title, generating, dot)
     return row
+
+
+def set_busy(row: QTreeWidgetItem, title: str, generating: bool, dot: QIcon) -> None:
+    """Mark chat ``row`` (titled ``title``) as generating or not: ``dot`` and "generating…" in its tooltip."""
+    row.setData(0, BUSY_ROLE, generating)
+    row.setToolTip(0, title + (" — " + translate("MainWindow", "generating…") if generating else ""))
+    row.setIcon(0, dot if generating else QIcon())
 
 
 def pinned_heading(lst: QTreeWidget) -> QTreeWidgetItem:

@@ -409,7 +409,7 @@ class MainWindow(QMainWindow, SessionListener):
         self.reply_finished.emit(reply)
 
     def busy_changed(self) -> None:
-        self.refresh_history()
+        self.side.mark_busy()
 
     def history_changed(self) -> None:
         self.refresh_history()

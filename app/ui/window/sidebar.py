@@ -28,6 +28,7 @@ from PySide6.QtWidgets import QInputDialog, QMainWindow, QMenu, QPushButton, QTr
 from app.core.chat.session import ChatSession, NoticeKind
 from app.core.errors import BrookError
 from app.ui.window.chat_list import (
+    BUSY_ROLE,
     ChatList,
     DropTarget,
     RowKind,
@@ -38,6 +39,7 @@ from app.ui.window.chat_list import (
     folder_row,
     kind_of,
     pinned_heading,
+    set_busy,
     set_chevron,
 )
 from app.ui.window.folder_dialogs import FolderDialogs
@@ -163,6 +165,20 @@ class ChatSidebar(QObject):
         lst.verticalScrollBar().setValue(scroll)
         lst.blockSignals(False)
         self._update_pin_text()
+
+    def mark_busy(self) -> None:
+        """A reply started or ended: a chat that became busy fills the list again (its user message moved it to
+        the top); one that became idle only loses its dot. The list is not read from the history then: a reply's
+        end is still being written behind (``Store.save_message``), and reading would wait for it."""
+        busy = self.session.busy_conversations()
+        rows = self._rows
+        if any(rows.get(c) is None or not rows[c].data(0, BUSY_ROLE) for c in busy):
+            self.refresh()
+            return
+        dot = dot_icon(self.chats.palette().highlight().color())
+        for conv_id, row in rows.items():
+            if bool(row.data(0, BUSY_ROLE)) != (conv_id in busy):
+                set_busy(row, row.text(0), conv_id in busy, dot)
 
     def select_shown(self) -> None:
         """Mark the shown chat's row as the list's current one without filling the list again (opening a chat,

@@ -116,9 +116,9 @@ def test_finished_and_stopped_replies_store_their_timeline_once_and_deleting_rem
     writes: list[int] = []
     save = store.save_timeline
 
-    def counted(message_id: int, timeline: dict) -> int:
+    def counted(message_id: int, timeline: dict, behind=None) -> int:
         writes.append(message_id)
-        return save(message_id, timeline)
+        return save(message_id, timeline, behind)
 
     store.save_timeline = counted  # type: ignore[method-assign]
     engine = ScriptedEngine(tokens_per_s=0)

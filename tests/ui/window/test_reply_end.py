@@ -71,3 +71,62 @@ def test_the_rest_and_the_end_are_one_patch(qtbot, qloop, tmp_path: Path, monkey
         assert view.toPlainText().count("square") == 1 and "11" in view.toPlainText()
     finally:
         qloop.run_until_complete(w.shutdown())
+
+
+def test_the_end_is_saved_behind_and_the_chat_list_only_loses_its_dot(qtbot, qloop, tmp_path: Path) -> None:
+    """The reply's end is written on the history's writer thread (indexing a long reply for search took 27-83 ms
+    of the loop for 1 MB), and nothing on the loop reads the history meanwhile (a read waits for the write): the
+    chat list only drops the reply's dot. A reply started in an older chat still moves it to the top."""
+    from app.core.conversation import Conversation, Message, Role
+    from app.ui.window.chat_list import BUSY_ROLE
+
+    path = tmp_path / "h.db"
+    seed = Store(path)
+    for title in ("older chat", "newer chat"):
+        conv = Conversation(title=title)
+        seed.save_message(conv, conv.add(Message(Role.USER, f"about the {title}")))
+    seed.close()
+    store = Store(path)
+    reads: list[str] = []
+    listed = store.list_conversations
+
+    def counted() -> list:
+        reads.append("list")
+        return listed()
+
+    store.list_conversations = counted  # type: ignore[method-assign]
+    w = MainWindow(ScriptedEngine("A short answer to keep.", tokens_per_s=100), store=store)
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitExposed(w)
+    try:
+        assert qloop.run_until_complete(w.load_model())
+        assert w.history.titles() == ["newer chat", "older chat"]
+        w.open_conversation(store.list_conversations()[1].id)
+        reads.clear()
+        reply = w.send("and again")
+        assert reply is not None
+        assert reads and w.history.titles() == ["older chat", "newer chat"]    # the list again: it moved up
+        assert [r.data(0, BUSY_ROLE) for r in w.history.chat_rows()] == [True, False]
+        assert store.behind is not None
+        written = store.behind.written
+        reads.clear()
+
+        async def ended() -> bool:
+            end = time.monotonic() + 60
+            while not (reply.status is MessageStatus.DONE and not w.session.generating):
+                if time.monotonic() > end:
+                    return False
+                await asyncio.sleep(0.005)
+            return True
+
+        assert qloop.run_until_complete(ended())
+        assert reads == []                                    # the end did not read the history …
+        assert [r.data(0, BUSY_ROLE) for r in w.history.chat_rows()] == [False, False]   # … and dropped the dot
+        assert w.history.chat_rows()[0].icon(0).isNull()
+        store.behind.flush()
+        assert store.behind.written > written                 # the end's save went to the writer thread
+        saved = store.load_conversation(w.session.conversation.id or 0).messages[-1]
+        assert (saved.text, saved.status) == ("A short answer to keep.", MessageStatus.DONE)
+    finally:
+        qloop.run_until_complete(w.shutdown())
