@@ -187,6 +187,11 @@ class ChunkQueue:
                     raise QueueClosed
             await self._wait()
 
+    def ended(self) -> bool:
+        """True when the last item buffered is the producer's end (the stream has nothing more to wait for)."""
+        buf = self._buf
+        return bool(buf) and isinstance(buf[-1], _End)
+
     def close(self) -> None:
         """Drop everything buffered and release a blocked producer; further puts raise ``QueueClosed``."""
         with self._not_full:
@@ -259,6 +264,7 @@ class TokenStream:
         self._pending: deque[Chunk] = deque()
         self._error: BaseException | None = None
         self._batch_times = (-1.0, -1.0)    # when the last two batches were taken (``now()``; -1: none yet)
+        self._holding: asyncio.Future[None] | None = None   # the consumer's pacing wait (``_hold``), if any
 
     # lifecycle -----------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -367,6 +373,10 @@ class TokenStream:
         if not stop.is_set():
             with contextlib.suppress(QueueClosed):
                 q.put(end)
+            holding = self._holding          # the consumer waits out its pacing: the end needs no company
+            if holding is not None and not self._loop.is_closed():
+                with contextlib.suppress(RuntimeError):
+                    self._loop.call_soon_threadsafe(_wake, holding)
         elif end.error is not None:
             log.debug("error after stop ignored: %r", end.error)
         m.t_worker_done = now()
@@ -447,13 +457,19 @@ class TokenStream:
     async def _hold(self, seconds: float) -> None:
         """Wait ``seconds`` on the stream's own loop (a timer and a future: ``asyncio.sleep`` asks for the running
         loop, and a qasync loop runs ready callbacks from Qt's event processing outside ``run_forever`` too —
-        a test that pumps Qt events, a modal dialog). Cancellable like any await."""
-        assert self._loop is not None
+        a test that pumps Qt events, a modal dialog). Cancellable like any await. Not at all, or no longer, once
+        the producer's end is in the queue: the last chunks then reach the screen up to an interval sooner."""
+        assert self._loop is not None and self._queue is not None
         waiter: asyncio.Future[None] = self._loop.create_future()
+        self._holding = waiter
+        if self._queue.ended():          # the end is in (else the worker wakes this wait when it puts it)
+            self._holding = None
+            return
         timer = self._loop.call_later(seconds, _wake, waiter)
         try:
             await waiter
         finally:
+            self._holding = None
             timer.cancel()
 
     def __aiter__(self) -> TokenStream:

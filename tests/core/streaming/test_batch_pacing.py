@@ -110,3 +110,49 @@ def test_a_paced_wait_is_stepped_outside_a_running_loop() -> None:
     finally:
         stream.request_stop()
         loop.close()
+
+
+@pytest.mark.parametrize("end_during_hold", [True, False], ids=["ends-while-held", "ended-before-the-hold"])
+def test_the_producers_end_is_not_held_for_the_pacing_interval(monkeypatch: pytest.MonkeyPatch,
+                                                                 end_during_hold: bool) -> None:
+    """The last chunks of a fast producer came up to an interval late: the consumer waited out its pacing though
+    nothing more could come. The end wakes a wait in progress, and a wait due after it is not begun. (The
+    interval is made an hour: the stream ends within the test's timeout only when the end is not held.)"""
+    import app.core.streaming.stream as stream_module
+
+    monkeypatch.setattr(stream_module, "BATCH_INTERVAL_S", 3600.0)
+    go = threading.Event()
+    holds: list[float] = []
+    hold = TokenStream._hold
+
+    async def spy(self: TokenStream, delay: float) -> None:
+        holds.append(delay)
+        if end_during_hold:
+            go.set()                                  # the producer ends while the consumer is held
+        await hold(self, delay)
+
+    def produce(stop: threading.Event) -> Iterator[Chunk]:
+        yield Chunk("a")
+        assert go.wait(30)
+        yield Chunk("b")
+        yield Chunk("c")
+
+    async def main() -> str:
+        stream = TokenStream(produce, maxsize=100)
+        stream.start()
+        stream._batch_times = (now() - 0.001, now())  # two batches close together: the next one is paced
+        text = ""
+        if not end_during_hold:
+            while stream.queue_depth < 1:
+                await asyncio.sleep(0.001)
+            go.set()
+            while not (stream.queue is not None and stream.queue.ended()):
+                await asyncio.sleep(0.001)
+        while (batch := await asyncio.wait_for(stream.get_batch(), 30)) is not None:
+            text += "".join(c.text for c in batch)
+        await stream.wait_closed()
+        return text
+
+    monkeypatch.setattr(TokenStream, "_hold", spy)
+    assert run(main()) == "abc"
+    assert holds and holds[0] > 3000                  # it was paced (an hour's wait, cut short by the end)
