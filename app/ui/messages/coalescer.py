@@ -39,7 +39,7 @@ from PySide6.QtWidgets import QWidget
 
 from app.core.conversation import Message
 from app.core.streaming.metrics import StreamMetrics
-from app.ui.messages.pacing import FrameHold
+from app.ui.messages.pacing import BeatGrid, FrameHold
 
 #: ~60 Hz, a display frame.
 MIN_INTERVAL_MS = 16
@@ -132,6 +132,8 @@ class Coalescer(QObject):
         self._timer.setTimerType(Qt.TimerType.PreciseTimer)
         self._timer.setInterval(MIN_INTERVAL_MS)
         self._timer.timeout.connect(self.tick)
+        #: paced beats on the timer's exact grid (a real timer only: a test's timer fires when told)
+        self._grid: BeatGrid | None = BeatGrid() if isinstance(self._timer, QTimer) else None
         self._targets: dict[int, _Target] = {}
         self._painted_chunks: dict[int, int] = {}   # reply id → chunks painted (kept after detach)
         self.ticks = 0
@@ -171,6 +173,8 @@ class Coalescer(QObject):
     def _start(self) -> None:
         if not self._timer.isActive():
             self._timer.start()
+            if self._grid is not None:
+                self._grid.reset()
 
     def waiting(self, reply: Message) -> int:
         """Characters of ``reply`` taken but not painted yet (its backlog; 0 when not attached)."""
@@ -360,6 +364,8 @@ class Coalescer(QObject):
             self._show()
             self._work(present=True)
             return
+        if self._grid is not None:
+            self._grid.wait(self.interval_ms)    # the beat on the timer's grid, not up to ~1 ms after it
         self._show()
         if self._targets and not self._work_due:
             self._work_due = True
@@ -421,11 +427,16 @@ class Coalescer(QObject):
             # adapt: expensive ticks → fewer, larger renders; cheap ticks → back to frame rate
             if cost_ms > self.interval_ms and self.interval_ms < MAX_INTERVAL_MS and not cut:
                 self.interval_ms = min(MAX_INTERVAL_MS, self.interval_ms * 2)
-                self._timer.setInterval(self.interval_ms)
+                self._set_interval()
             elif cost_ms < self.interval_ms / 8 and self.interval_ms > MIN_INTERVAL_MS:
                 self.interval_ms = max(MIN_INTERVAL_MS, self.interval_ms // 2)
-                self._timer.setInterval(self.interval_ms)
+                self._set_interval()
         return any_painted
+
+    def _set_interval(self) -> None:
+        self._timer.setInterval(self.interval_ms)       # (a running QTimer starts again: a new grid)
+        if self._grid is not None:
+            self._grid.reset()
 
     def _present(self) -> None:
         """Have the window this tick changed paint in the next loop turn (see ``PRESENT_AT_ONCE``)."""

@@ -8,9 +8,14 @@ dirty region and paints all of it at the beat, when :meth:`FrameHold.release` po
 reaches the screen at a beat plus its paint, whatever the work cost, instead of at a beat plus the work's cost
 plus the paint (the work's cost varies from tick to tick by several ms: that variation was most of the frame
 intervals over 16.7 ms in ``python -m app.bench render``; see docs/architecture.md, *the render tick*).
+
+The beats themselves are put on the timer's exact grid by :class:`BeatGrid` (a Qt timer fires up to ~1 ms late).
 """
 
 from __future__ import annotations
+
+import time
+from collections.abc import Callable
 
 import shiboken6
 from PySide6.QtCore import QCoreApplication, QEvent, QObject
@@ -66,3 +71,57 @@ class FrameHold(QObject):
         if self._handle is not None:
             self._handle.removeEventFilter(self)
             self._handle = None
+
+
+#: How long past the timer's own grid a beat is shown (s). A ``QTimer``, even a ``PreciseTimer``, keeps its due
+#: times on an exact grid but waits for them in whole milliseconds: a firing is late by 0 to ~1.1 ms, depending
+#: on when the loop last went to sleep (measured in the window streaming at 100 tokens/s: every late beat came
+#: from a loop that had slept since it last woke; a bare 16 ms timer beside a 7 ms one: intervals 15.3-16.7 ms).
+#: Waiting that long after the grid, the beats' intervals keep 16.0 ± 0.1 ms (the same two timers: 15.96-16.05).
+BEAT_SLACK_S = 0.0011
+
+
+class BeatGrid:
+    """Puts the beats of a repeating timer on its exact grid: :meth:`wait` (called first thing in the timer's
+    slot) sleeps until the grid time of this firing plus :data:`BEAT_SLACK_S`, when the firing came earlier.
+
+    The grid is learnt from the firings: the earliest of them since the grid was set (a firing is never early,
+    only late), counted in intervals. It is set again when the interval changes or the timer was restarted
+    (:meth:`reset`), and when a firing is late by more than half an interval (Qt moves its grid then). A
+    firing that is late by more than the slack is not held at all (the loop was busy: it is late as it is).
+    ``sleep`` and ``clock`` (seconds) are the tests' to replace. Source of the technique: frame pacing in game
+    loops — sleep the coarse part of the wait with the system's timer, then the fine rest with a precise one.
+    """
+
+    def __init__(self, sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
+        self._sleep = sleep
+        self._clock = clock
+        self._origin: float | None = None   # the grid's time for firing 0 (s)
+        self._k = 0                         # firings since the origin
+        self._interval = 0.0
+        self.waited_s = 0.0                 # slept in all (the tests, benchmarks)
+
+    def reset(self) -> None:
+        """The timer was (re)started: its grid starts again at its next firing."""
+        self._origin = None
+
+    def wait(self, interval_ms: float) -> None:
+        """A firing of a timer of ``interval_ms``: return at its grid time plus the slack (at once when later)."""
+        t = self._clock()
+        interval = interval_ms / 1000.0
+        if self._origin is None or interval != self._interval:
+            self._origin, self._k, self._interval = t, 0, interval
+            return
+        self._k += 1
+        due = self._origin + self._k * interval
+        if t - due > interval / 2:               # far behind (a stall): the timer's grid moved
+            self._origin, self._k = t, 0
+            return
+        if t < due:                              # earlier than any firing before: the grid is earlier
+            self._origin -= due - t
+            due = t
+        rest = due + BEAT_SLACK_S - t
+        if rest > 0:
+            self._sleep(rest)
+            self.waited_s += rest
