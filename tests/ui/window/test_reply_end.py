@@ -23,6 +23,16 @@ pytestmark = pytest.mark.timeout(120)
 SCRIPT = "Here is a table:\n\n| n | square |\n|---|---:|\n" + "".join(f"| {k} | {k * k} |\n" for k in range(12))
 
 
+async def _ended(w: MainWindow, reply: object) -> bool:
+    """Wait (at most 60 s) until ``reply`` is done and ``w``'s session generates nothing; False on time-out."""
+    end = time.monotonic() + 60
+    while not (reply.status is MessageStatus.DONE and not w.session.generating):  # type: ignore[attr-defined]
+        if time.monotonic() > end:
+            return False
+        await asyncio.sleep(0.005)
+    return True
+
+
 def test_the_rest_and_the_end_are_one_patch(qtbot, qloop, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(Coalescer, "tick", lambda self: None)   # no tick: what follows the first chunk waits
     calls: list[tuple[str, bool, int]] = []                       # (view call, the reply had ended, view)
@@ -51,15 +61,7 @@ def test_the_rest_and_the_end_are_one_patch(qtbot, qloop, tmp_path: Path, monkey
         assert reply is not None
         state["reply"] = reply
 
-        async def ended() -> bool:
-            end = time.monotonic() + 60
-            while not (reply.status is MessageStatus.DONE and not w.session.generating):
-                if time.monotonic() > end:
-                    return False
-                await asyncio.sleep(0.005)
-            return True
-
-        assert qloop.run_until_complete(ended())
+        assert qloop.run_until_complete(_ended(w, reply))
         view = w.chat.widget_for(reply).view
         qtbot.waitUntil(lambda: ("finish", True, id(view)) in calls, timeout=30_000)
         mine = [c[:2] for c in calls if c[2] == id(view)]
@@ -112,15 +114,7 @@ def test_the_end_is_saved_behind_and_the_chat_list_only_loses_its_dot(qtbot, qlo
         written = store.behind.written
         reads.clear()
 
-        async def ended() -> bool:
-            end = time.monotonic() + 60
-            while not (reply.status is MessageStatus.DONE and not w.session.generating):
-                if time.monotonic() > end:
-                    return False
-                await asyncio.sleep(0.005)
-            return True
-
-        assert qloop.run_until_complete(ended())
+        assert qloop.run_until_complete(_ended(w, reply))
         assert reads == []                                    # the end did not read the history …
         assert [r.data(0, BUSY_ROLE) for r in w.history.chat_rows()] == [False, False]   # … and dropped the dot
         assert w.history.chat_rows()[0].icon(0).isNull()
