@@ -19,6 +19,12 @@ def _chat(store: Store) -> tuple[Conversation, Message]:
     return conv, reply
 
 
+def _text(store: Store, conv: Conversation) -> str:
+    """The saved text of ``conv``'s second message."""
+    assert conv.id is not None
+    return store.load_conversation(conv.id).messages[1].text
+
+
 def _block_writer(store: Store) -> tuple[threading.Event, threading.Event]:
     """Hold the writer thread in a job until the returned ``release`` is set (``started``: it is held)."""
     started, release = threading.Event(), threading.Event()
@@ -91,7 +97,7 @@ def test_a_failed_write_behind_is_given_back_and_later_writes_still_run(tmp_path
     store.save_message(conv, reply, behind=_failed)
     store.behind.flush()
     assert len(failures) == 1 and isinstance(failures[0], sqlite3.OperationalError)
-    assert store.load_conversation(conv.id or 0).messages[1].text == "kept"
+    assert _text(store, conv) == "kept"
     store.close()
 
 
@@ -101,7 +107,7 @@ def test_an_insert_or_a_memory_history_is_written_at_once(tmp_path: Path) -> Non
     conv, reply = _chat(memory)
     reply.append("now")
     memory.save_message(conv, reply, behind=_failed)
-    assert memory.load_conversation(conv.id or 0).messages[1].text == "now"
+    assert _text(memory, conv) == "now"
     store = Store(tmp_path / "h.sqlite3")
     conv = Conversation()
     new = conv.add(Message(Role.USER, "a new message"))
