@@ -59,3 +59,25 @@ def test_a_finished_reply_takes_its_colours_when_the_pool_is_done_not_at_its_pol
     html = view.document().toHtml()
     assert "value_0" in html
     assert html.count("color:") > 6                         # the colours are in the document
+
+
+def test_a_streaming_reply_refreshed_by_its_ticks_is_not_refreshed_by_its_poll(qtbot) -> None:
+    """Its ticks take the colours: the poll's own refresh was a second patch in a frame, outside the tick's
+    budget. Once no tick refreshed it since the last look (the stream paused), the poll refreshes it."""
+    view = MarkdownView(theme="light")
+    qtbot.addWidget(view)
+    code = "".join(f"item_{k} = fetch({k}) * {time.monotonic_ns()}\n" for k in range(4))   # never lexed before
+    view.append_text(f"Code:\n\n```python\n{code}")
+    view.refresh()                                          # a render tick
+    calls: list[int] = []
+    tick_refresh = view.refresh
+    view.refresh = lambda: calls.append(1) or tick_refresh()   # type: ignore[method-assign]
+    view._poll_highlights()
+    assert calls == [] and view._hl_timer.isActive()        # refreshed by a tick since: it looks again later
+    view._poll_highlights()
+    assert calls == [1]                                     # no tick since: the poll refreshes
+    view.append_text("```\n")
+    tick_refresh()
+    view.renderer.finish()
+    view._poll_highlights()
+    assert calls == [1, 1]                                  # finished: nobody else refreshes it
