@@ -343,8 +343,13 @@ class PatchedView(LinkedView):
             i += 1
         self._n_frozen = n_s
         b = self._full_at()
-        if 0 < b < len(self._painted) and self._live_first + b <= n_fixed:
-            i = min(i, self._live_first + b)    # a segment ends there: cut the live document at its end
+        if 0 < b < len(self._painted) and self._live_first + b <= n_fixed and (
+                budget is None or sum(map(len, self._painted[b:i - self._live_first])) <= budget):
+            # a segment ends there: cut the live document at its end — unless the pieces after the cut that did
+            # not change hold more than the budget (a 200 KB code block closed at once): re-inserted over several
+            # patches, they vanished from the screen meanwhile; the cut is then left to the next insert (below),
+            # and the segment holds more than SEGMENT_CHARS
+            i = min(i, self._live_first + b)
         if i == n_painted == n_new:
             return
         if i < self._live_first:

@@ -165,3 +165,24 @@ def test_folding_the_reasoning_of_a_long_reply_re_shows_only_the_reasoning(qtbot
             fresh.toggle_thinking()
         assert ("First I look" in view.toPlainText()) is expanded
         assert view.toPlainText() == fresh.toPlainText()
+
+
+def test_a_long_code_block_that_closes_is_sealed_without_leaving_the_screen(qtbot, monkeypatch) -> None:
+    """Its lines stay in the live document until the fence closes; then they are final, and cutting the document
+    into segments of SEGMENT_CHARS re-inserted all but the first over several patches (PATCH_BUDGET_CHARS each):
+    the code vanished from the screen and came back 8 KB a tick (at a reply's end, one every MORE_DELAY_MS)."""
+    monkeypatch.setattr(MarkdownView, "lexer_pool", staticmethod(lambda: None))      # coloured at once
+    code = "".join(f"    value_{k} = compute_something({k}, 'text')  # note {k}\n" for k in range(400))
+    text = "Intro.\n\n```python\ndef f():\n" + code + "```\n\nAfter the code.\n"
+    view = _view(qtbot)
+    shown = 0
+    for i in range(0, len(text), 64):
+        view.append_text(text[i:i + 64])
+        view.refresh()
+        now = len(view.toPlainText())
+        assert now >= shown, f"the text on screen went from {shown} to {now} characters"
+        shown = now
+    view.finish()
+    assert not view.behind
+    assert len(view.segments) >= 1
+    assert view.toPlainText() == _view(qtbot, text).toPlainText()
