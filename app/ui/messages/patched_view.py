@@ -14,6 +14,7 @@ same text is still there).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import (
@@ -31,6 +32,7 @@ from PySide6.QtWidgets import QAbstractScrollArea, QWidget
 
 from app.core.render.markdown import PIECE
 from app.core.render.markdown.thinking import THINK_DIM, fold_later_thinking
+from app.ui.messages.restyle import restyle_in_place, spans_only
 from app.ui.messages.rich_text import (
     PieceInserter,
     break_long_runs,
@@ -230,6 +232,8 @@ class PatchedView(LinkedView):
             self._base += delta
             self._starts = [p + delta for p in self._starts]
         else:
+            first = self.segments.items[0]
+            first.starts = [p + delta for p in first.starts]
             self.segments.moved(0)
             self._place_segments()
 
@@ -262,7 +266,7 @@ class PatchedView(LinkedView):
         """The live document (all its pieces finished) becomes a sealed segment; a fresh one goes on."""
         old = self.document()
         old.documentLayout().documentSizeChanged.disconnect(self._on_size_changed)
-        self.segments.seal(self._live_first, old)
+        self.segments.seal(self._live_first, old, self._starts)
         self._sealed.extend(self._painted)
         self._live_first += len(self._painted)
         self._painted = []
@@ -352,6 +356,10 @@ class PatchedView(LinkedView):
             i = min(i, self._live_first + b)
         if i == n_painted == n_new:
             return
+        if n_new == n_painted:            # code colours came: applied where the pieces are, nothing moves
+            i = self._restyle(i, n_new, new, painted_at, budget)
+            if i >= n_new:
+                return
         if i < self._live_first:
             k = self.segments.index_of(i)
             if k == 0 and self._has_header:
@@ -409,6 +417,47 @@ class PatchedView(LinkedView):
                 self._dim(start, cursor.position())
         finally:
             cursor.endEditBlock()
+
+    def _restyle(self, i: int, n: int, new: Callable[[int], str], painted_at: Callable[[int], str],
+                 budget: int | None) -> int:
+        """Give the changed pieces from ``i`` on whose HTML differs only in its spans (code colours) their new
+        formats in place (:mod:`.restyle`), until ``budget`` HTML characters (then ``behind``); returns the
+        first piece to insert again (one that changed otherwise, or whose text did not match), else ``n``."""
+        done = 0
+        cursors: dict[int, QTextCursor] = {}       # per document: one edit block for all its pieces
+        try:
+            for j in range(i, n):
+                html = new(j)
+                old = painted_at(j)
+                if html == old:
+                    continue
+                if not spans_only(old, html):
+                    return j
+                if budget is not None and done >= budget:
+                    self.behind = True
+                    self._n_frozen = min(self._n_frozen, j)     # compared again at the next patch
+                    return n
+                if j < self._live_first:
+                    seg = self.segments.items[self.segments.index_of(j)]
+                    doc, starts, local, pieces = seg.view.document(), seg.starts, j - seg.first, self._sealed
+                else:
+                    doc, starts, local, pieces = self.document(), self._starts, j - self._live_first, self._painted
+                if local >= len(starts):
+                    return j
+                end = starts[local + 1] if local + 1 < len(starts) else doc.characterCount() - 1
+                cursor = cursors.get(id(doc))
+                if cursor is None:
+                    cursor = cursors[id(doc)] = QTextCursor(doc)
+                    cursor.beginEditBlock()
+                shown = break_long_runs(fold_later_thinking(html, self._later_expanded).strip())
+                if not restyle_in_place(cursor, starts[local], end, shown):
+                    return j
+                pieces[j - (self._live_first if pieces is self._painted else 0)] = html
+                done += len(html)
+            return n
+        finally:
+            for cursor in cursors.values():
+                cursor.endEditBlock()
 
     def _dim(self, start: int, end: int, doc: QTextDocument | None = None) -> None:
         cursor = QTextCursor(doc if doc is not None else self.document())

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from PySide6.QtCore import QEvent, QMimeData, QPoint, QPointF, QRectF, Qt, QUrl
@@ -197,10 +197,12 @@ def visible_height(doc: QTextDocument, height: float) -> int:
 
 @dataclass(eq=False)
 class Segment:
-    """A sealed segment: its view and the global index of its first piece."""
+    """A sealed segment: its view, the global index of its first piece and where each of its pieces starts
+    in its document (positions, in order)."""
 
     view: SegmentView
     first: int
+    starts: list[int] = field(default_factory=list)
 
 
 class Segments:
@@ -218,10 +220,11 @@ class Segments:
     def __len__(self) -> int:
         return len(self.items)
 
-    def seal(self, first: int, doc: QTextDocument) -> None:
-        """``doc`` (the live document, holding the pieces from global index ``first`` on) becomes the last
-        segment. The caller gives the view a new live document right after."""
-        self.items.append(Segment(SegmentView(self._owner, doc, self.height), first))
+    def seal(self, first: int, doc: QTextDocument, starts: list[int] | None = None) -> None:
+        """``doc`` (the live document, holding the pieces from global index ``first`` on, each starting at its
+        position in ``starts``) becomes the last segment. The caller gives the view a new live document right
+        after."""
+        self.items.append(Segment(SegmentView(self._owner, doc, self.height), first, list(starts or ())))
         self._placed = min(self._placed, len(self.items) - 1)
 
     def moved(self, k: int) -> None:
