@@ -195,6 +195,13 @@ def visible_height(doc: QTextDocument, height: float) -> int:
     return max(1, math.ceil(height - fmt.topMargin() - fmt.bottomMargin()))
 
 
+def _ends_after_table(doc: QTextDocument) -> bool:
+    """Whether ``doc`` ends with the empty block Qt keeps after a table (its text ends with that line break)."""
+    last = doc.lastBlock()
+    before = last.previous()
+    return last.length() == 1 and before.isValid() and QTextCursor(before).currentTable() is not None
+
+
 @dataclass(eq=False)
 class Segment:
     """A sealed segment: its view, the global index of its first piece and where each of its pieces starts
@@ -286,21 +293,32 @@ class Segments:
         return [*(s.view for s in self.items), self._live()]
 
     def plain_text(self) -> str:
-        """The message's text as one document's ``toPlainText`` would give it."""
-        return joined("\n".join(v.document().toPlainText() for v in self.views()))
+        """The message's text as one document's ``toPlainText`` would give it, wherever it was cut: a document
+        that ends with an empty block (the one Qt keeps after a table) ends its line already — one document
+        would go on in that block (the next table, or the paragraph after it) — so no line break is added."""
+        out, after_table = "", False
+        for v in self.views():
+            doc = v.document()
+            text = doc.toPlainText()
+            if text:
+                out += text if not out or after_table else "\n" + text
+                after_table = _ends_after_table(doc)
+        return joined(out)
 
     def has_selection(self) -> bool:
         return any(v.textCursor().hasSelection() for v in self.views())
 
     def selected_text(self) -> str:
         """The selected text of every browser, top to bottom, joined as one document's selection would be."""
-        out = ""
+        out, after_table = "", False
         for v in self.views():
             cursor = v.textCursor()
             if cursor.hasSelection():
                 # a paragraph shown as several blocks may go on across the segments: no line break there
                 cont = cursor.selectionStart() == 0 and v.document().characterAt(0) == JOIN
-                out += ("" if cont or not out else "\n") + v.createMimeDataFromSelection().text()
+                out += ("" if cont or not out or after_table else "\n") + v.createMimeDataFromSelection().text()
+                doc = v.document()
+                after_table = _ends_after_table(doc) and cursor.selectionEnd() >= doc.characterCount() - 1
         return out
 
     def select_all(self) -> None:

@@ -186,3 +186,21 @@ def test_a_long_code_block_that_closes_is_sealed_without_leaving_the_screen(qtbo
     assert not view.behind
     assert len(view.segments) >= 1
     assert view.toPlainText() == _view(qtbot, text).toPlainText()
+
+
+def test_the_text_of_a_long_table_is_the_same_wherever_it_was_cut(qtbot, corpus_dir, monkeypatch) -> None:
+    """A segment that ends with a table ends with the empty block Qt keeps after it: joining the segments' texts
+    with a line break gave a blank line more at every cut (a streamed reply whose code colours came late is cut
+    elsewhere than a loaded one: their texts differed)."""
+    import app.ui.messages.patched_view as patched
+
+    text = (corpus_dir / "answers" / "03_long_table.md").read_text("utf-8") + "\n\nAfter the table.\n"
+    cut = _view(qtbot, text)
+    monkeypatch.setattr(patched, "SEGMENT_CHARS", 10 ** 9)
+    monkeypatch.setattr(patched, "SEGMENT_TABLES", 10 ** 9)
+    whole = _view(qtbot, text)
+    assert len(cut.segments) >= 3 and len(whole.segments) == 0
+    assert cut.toPlainText() == whole.toPlainText()
+    cut.selectAll()
+    whole.selectAll()
+    assert cut.segments.selected_text() == whole.segments.selected_text()
