@@ -356,7 +356,8 @@ class PatchedView(LinkedView):
             i = min(i, self._live_first + b)
         if i == n_painted == n_new:
             return
-        if n_new == n_painted:            # code colours came: applied where the pieces are, nothing moves
+        if n_new == n_painted and not dim:   # code colours came: applied where the pieces are, nothing moves
+            #                                    (the reasoning, dimmed while it streams, is inserted again)
             i = self._restyle(i, n_new, new, painted_at, budget)
             if i >= n_new:
                 return

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from PySide6.QtGui import QTextCursor, QTextDocument
+from PySide6.QtGui import QColor, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QApplication
 
 from app.ui.messages.markdown_view import MarkdownView
@@ -97,3 +97,27 @@ def test_only_a_change_of_spans_is_applied_in_place(qapp) -> None:
     assert eq.charFormat().foreground().color().name() == "#ff0000"
     eq.setPosition(start + 1)
     assert eq.charFormat().foreground().color().name() != "#ff0000"
+
+
+def test_colours_that_come_for_the_reasoning_keep_it_dimmed(qtbot) -> None:
+    """The reasoning is shown dimmed while the model reasons: colours that come for its code are not copied over
+    that (its pieces are inserted again, and dimmed)."""
+    from app.core.render.markdown.thinking import THINK_DIM
+
+    stamp = time.monotonic_ns()
+    code = "".join(f"value_{k} = compute({k}, 'text {stamp}')\n" for k in range(8))
+    text = f"<think>\nLet me write it:\n\n```python\n{code}```\n\nThat should do.\n"
+    view = MarkdownView(theme="light")
+    qtbot.addWidget(view)
+    view.resize(700, 500)
+    for i in range(0, len(text), 64):
+        view.append_text(text[i:i + 64])
+        view.refresh()
+    assert view.renderer.highlights_pending
+
+    def coloured() -> bool:
+        view.refresh()
+        return not view.renderer.highlights_pending
+    qtbot.waitUntil(coloured, timeout=60_000)
+    looks = {look for run in _runs(view) if "value_" in run[0] for look in [run[1]]}
+    assert looks == {QColor(THINK_DIM).name()}
