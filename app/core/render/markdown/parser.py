@@ -17,6 +17,7 @@ import re
 from typing import Any
 
 from markdown_it import MarkdownIt
+from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.tasklists import tasklists_plugin
@@ -174,6 +175,7 @@ def _plain_inline(md: MarkdownIt) -> Any:
 def build_parser() -> MarkdownIt:
     """A new parser with Brook's syntax (see the module docstring)."""
     md = MarkdownIt("commonmark", {"html": False, "breaks": True})
+    md.core.ruler.at("normalize", _normalize)   # the same, without two regex passes over text that has no CR
     md.enable(["table", "strikethrough"])
     md.use(tasklists_plugin)
     md.core.ruler.at("github-tasklists", _tasklists)   # the plugin's own rule, in linear time
@@ -214,6 +216,14 @@ def normalize(text: str) -> str:
     if "\0" in text:
         text = text.replace("\0", "\ufffd")
     return text
+
+
+def _normalize(state: StateCore) -> None:
+    """markdown-it's ``normalize`` core rule (CR LF / CR → LF, NUL → U+FFFD) as :func:`normalize`: a text with
+    neither (every tail the renderer parses: it is fed normalised) is not copied. markdown-it's two regex passes
+    over each parsed text took 0.8 of the 2.8 ms of the final render of a reply ending in a 200 KB code line
+    (renderer alone, median of 5, same run)."""
+    state.src = normalize(state.src)
 
 
 def group_blocks(tokens: list[Token]) -> list[list[Token]]:

@@ -1,7 +1,11 @@
-"""Brook's linear task-list rule gives the tokens ``mdit_py_plugins.tasklists`` gives, token for token."""
+"""Brook's linear task-list rule gives the tokens ``mdit_py_plugins.tasklists`` gives, token for token; its
+normalize rule gives markdown-it's."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
@@ -47,3 +51,19 @@ def test_long_task_list_marks_every_item_and_its_list() -> None:
     assert _dump(tokens) == _dump(_REF.parse(text, {}))
     assert sum(t.attrGet("class") == "task-list-item" for t in tokens) == 301
     assert sum(t.attrGet("class") == "contains-task-list" for t in tokens) == 2
+
+
+@pytest.mark.parametrize("src", ["a\r\nb\rc\0d\n", "# Title\r\n\r\n- x\r- y\n\n```py\r\ncode\r\n```\r\n", "plain\n", "",
+                                 "| a |\r\n|---|\r\n| \0 |\r\n"])
+def test_the_parser_normalises_line_ends_and_nul_as_markdown_it_does(src: str) -> None:
+    """Brook's normalize rule (no copy of a text without CR or NUL) gives markdown-it's own tokens."""
+    from markdown_it.rules_core.normalize import normalize as markdown_it_normalize
+
+    from app.core.render.markdown.parser import build_parser, parser
+
+    theirs = build_parser()
+    theirs.core.ruler.at("normalize", markdown_it_normalize)
+
+    def shape(md: Any) -> list[tuple[str, str, Any]]:
+        return [(t.type, t.content, t.map) for t in md.parse(src, {"references": {}})]
+    assert shape(parser()) == shape(theirs)
