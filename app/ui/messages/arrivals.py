@@ -10,6 +10,7 @@ emits :attr:`Arrivals.results` on the loop, at most once per loop turn however m
 
 from __future__ import annotations
 
+import atexit
 import threading
 from collections.abc import Callable
 from typing import Protocol
@@ -67,3 +68,23 @@ class Arrivals(QObject):
         with self._lock:
             self._queued = False
         self.results.emit()
+
+
+_ARRIVALS: list[Arrivals] = []
+
+
+def pool_arrivals() -> Arrivals:
+    """The UI loop's news of the shared lexer, math and render-ahead pools (made on first use, on the UI thread;
+    closed at exit)."""
+    if not _ARRIVALS:
+        from app.core.render.lexer_pool import default_pool
+        from app.core.render.math_render import default_math_pool
+        from app.core.render.render_ahead import default_ahead_pool
+
+        arrivals = Arrivals()
+        arrivals.watch(default_pool())
+        arrivals.watch(default_math_pool())
+        arrivals.watch(default_ahead_pool())
+        atexit.register(arrivals.close)
+        _ARRIVALS.append(arrivals)
+    return _ARRIVALS[0]

@@ -18,7 +18,6 @@ Links follow :mod:`.view_links` (what is opened, asked about, copied, folded).
 
 from __future__ import annotations
 
-import atexit
 import time
 
 from PySide6.QtCore import QEvent, QMimeData, Qt, QTimer, QUrl
@@ -35,8 +34,7 @@ from app.core.render.markdown.thinking import (
     thinking_header_html,
 )
 from app.core.render.math_render import MathCache, MathPool, default_math_pool
-from app.core.render.render_ahead import default_ahead_pool
-from app.ui.messages.arrivals import Arrivals
+from app.ui.messages.arrivals import pool_arrivals
 from app.ui.messages.collector import freeze_startup_heap
 from app.ui.messages.formulas import formula_image, math_cache
 from app.ui.messages.patched_view import PatchedView
@@ -54,20 +52,6 @@ __all__ = ["RUN_BREAK_CHARS", "UI_FONT_FAMILIES", "MarkdownView", "break_long_ru
            "palette_theme", "reply_renderer", "warm_up"]
 
 _BLANK: dict[str, IncrementalMarkdown] = {}
-_ARRIVALS: list[Arrivals] = []
-
-
-def pool_arrivals() -> Arrivals:
-    """The UI loop's news of the shared lexer, math and render-ahead pools (:mod:`.arrivals`; made on first use,
-    on the UI thread)."""
-    if not _ARRIVALS:
-        arrivals = Arrivals()
-        arrivals.watch(default_pool())
-        arrivals.watch(default_math_pool())
-        arrivals.watch(default_ahead_pool())
-        atexit.register(arrivals.close)
-        _ARRIVALS.append(arrivals)
-    return _ARRIVALS[0]
 
 #: A streaming refresh inserts the changed pieces only until they hold this many HTML characters (about 10 ms of
 #: ``insertHtml`` and layout here); the rest waits for the next tick, or ``MORE_DELAY_MS`` without one (longer
@@ -122,11 +106,9 @@ class MarkdownView(PatchedView):
     and :attr:`heightChanged` (pixels) is emitted when it changes, so the view sits in a scroll area of messages.
     """
 
-    #: Milliseconds between looks at the lexer pool while code colours are pending (after the stream ended); a
-    #: finished message also looks as soon as the pools have nothing left to do (:meth:`_on_pool_results`).
-    #: While a reply streams, its render ticks refresh it (and take the colours that came): the poll then only
-    #: looks again later. Its own refresh there was a second patch in a frame, outside the tick's budget and
-    #: pacing (1 MB in one chunk: 4-8 ms more in 15 % of the frames, which came 17-24 ms apart).
+    #: Milliseconds between looks at the lexer pool while code colours are pending (a streaming reply's ticks
+    #: take them: see :meth:`_poll_highlights`); a finished message also looks as soon as the pools have nothing
+    #: left to do (:meth:`_on_pool_results`).
     HIGHLIGHT_POLL_MS = 40
 
     @staticmethod
@@ -378,8 +360,8 @@ class MarkdownView(PatchedView):
 
     def _poll_highlights(self) -> None:
         """Pick up code colours the lexer pool delivered (the stream may have ended: nobody else refreshes) —
-        unless the reply still streams and was refreshed since the last look (its ticks take them): then look
-        again later."""
+        unless the reply streams and a tick refreshed it since the last look: then look again later (a refresh
+        of its own was a second patch in a frame, outside the tick's budget: 4-8 ms in 15 % of 1 MB's frames)."""
         if self._refreshed and not self.renderer.finished:
             self._refreshed = False
             self._hl_timer.start()
