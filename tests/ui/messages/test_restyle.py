@@ -79,6 +79,7 @@ def test_colours_that_come_after_the_end_leave_the_text_on_screen(qtbot, lines: 
 
 def test_only_a_change_of_spans_is_applied_in_place(qapp) -> None:
     assert spans_only("<pre>x = 'a'</pre>", '<pre>x <span style="color: #666">=</span> &#x27;a&#x27;</pre>')
+    assert spans_only('<pre>s = "a\'"</pre>', '<pre>s <span>=</span> &quot;a&#39;&quot;</pre>')   # the lexer's quotes
     assert not spans_only("<pre>x</pre>", "<pre>x</pre>")                      # nothing changed
     assert not spans_only("<p>a</p>", "<p>a<b>b</b></p>")                     # text and tags changed
     doc = QTextDocument()
