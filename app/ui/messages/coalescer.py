@@ -13,6 +13,12 @@ is near (the renderer gives the same
 result for any cut: its invariant). A reply that ends with text still in its backlog is finished
 (:meth:`Coalescer.finish`) once the backlog is painted.
 
+A view may *lag*: one patch inserts a bounded amount of HTML (``PATCH_BUDGET_CHARS``), and a slice of tables and
+coloured code can render to eight times its length. While the view says it lags (``lagging``), a tick feeds it
+nothing and only patches it again, and the chunks fed are counted as painted (and the reply finished) once the
+view shows them. Without that, 1 MB in one chunk was "finished" after 3 s with 1.3 of its 8.1 MB of HTML on
+screen, and the rest came 8 KB every 50 ms (``MORE_DELAY_MS``): 40 s more.
+
 The interval adapts too: a tick that painted its whole backlog and still cost more than its whole interval (a
 fixed cost the slice cannot bound) doubles the interval (fewer, larger renders), a cheap one halves it back towards
 ``MIN_INTERVAL_MS``. (At more than half the interval, a 9 ms tick made the next frames 32 ms apart: 18 of 237 in
@@ -92,6 +98,9 @@ class _Target:
     catch_chars: int = FIRST_SLICE_CHARS  # the catch-up floor's bound: sized to CATCH_UP_TICK_MS (0: none)
     strikes: int = 0                      # catch-up slices in a row as small as can be and still over it
     caught_up: Callable[[], None] | None = None     # a re-made view: call once the text so far is fed
+    lagging: Callable[[], bool] | None = None       # the view shows less than it was fed (patched on, fed nothing)
+    held: int = 0                         # chunks fed while the view lags: painted once it shows them
+    paint_end: Callable[[], object] | None = None   # the reply ended: the last slice's paint (the final render)
 
     @property
     def waiting(self) -> int:
@@ -147,16 +156,18 @@ class Coalescer(QObject):
         return self._timer
 
     def attach(self, reply: Message, feed: Callable[[str], None], paint: Callable[[], bool],
-               metrics: StreamMetrics | None = None) -> None:
+               metrics: StreamMetrics | None = None, lagging: Callable[[], bool] | None = None) -> None:
         """Start painting ``reply`` on each tick (replacing its previous target, e.g. when its view is re-made);
-        each paint is stamped in ``metrics`` (the reply's ``Generation.metrics``) when given."""
+        each paint is stamped in ``metrics`` (the reply's ``Generation.metrics``) when given. ``lagging``: whether
+        the view shows less than it was fed (see the module docstring)."""
         old = self._targets.get(reply.id)
-        self._targets[reply.id] = _Target(reply, feed, paint, metrics, frozen=old.frozen if old else False)
+        self._targets[reply.id] = _Target(reply, feed, paint, metrics, frozen=old.frozen if old else False,
+                                          lagging=lagging)
         self._start()
 
     def catch_up(self, reply: Message, feed: Callable[[str], None], paint: Callable[[], bool],
                  metrics: StreamMetrics | None = None, caught_up: Callable[[], None] | None = None,
-                 fed: int = 0) -> None:
+                 fed: int = 0, lagging: Callable[[], bool] | None = None) -> None:
         """Attach a view of ``reply`` that holds the first ``fed`` characters of its text (0: a re-made view,
         empty): the rest of the text so far goes into its backlog and is fed in slices like any other (opening
         a chat whose reply streams in the background never renders the whole reply in one tick); ``caught_up``
@@ -164,7 +175,7 @@ class Coalescer(QObject):
         its preview). Chunks already painted are not counted again."""
         old = self._targets.get(reply.id)
         reply.take_new()                     # what arrived so far is in the text below
-        t = _Target(reply, feed, paint, metrics, frozen=old.frozen if old else False)
+        t = _Target(reply, feed, paint, metrics, frozen=old.frozen if old else False, lagging=lagging)
         t.caught_up = caught_up
         t.backlog = reply.text[fed:] if fed else reply.text
         self._targets[reply.id] = t
@@ -221,16 +232,21 @@ class Coalescer(QObject):
 
         ``paint_end`` (the view's ``finish`` alone, when ``done`` does it only if it was not done): what is left
         in one slice is fed and painted by it, with the end, in one patch. Patching the tail and then the final
-        render made the reply's last frame two patches long (a 200 KB code line: 2 × 3-7 ms)."""
+        render made the reply's last frame two patches long (a 200 KB code line: 2 × 3-7 ms). A view that lags
+        is patched by the ticks until it shows everything; ``done`` then."""
         t = self._targets.get(reply.id)
         if t is not None and not t.frozen:
             text, n = reply.take_new()
             self._take(t, text, n)
-            if t.waiting > t.slice_chars:    # more than one tick's slice: painted by the ticks, then done
+            t.paint_end = paint_end
+            if t.waiting > t.slice_chars or self._lags(t):   # painted by the ticks, then done
                 t.on_finished = done
                 return
-            if t.waiting or t.backlog_chunks:
-                self._paint(t, None, paint_end)
+            if t.waiting or t.backlog_chunks or t.held or paint_end is not None:
+                self._paint(t, None)         # the last slice, painted with the end (``paint_end``)
+            if self._lags(t):
+                t.on_finished = done
+                return
         self.detach(reply)
         done()
 
@@ -307,31 +323,46 @@ class Coalescer(QObject):
         t.backlog_chunks -= n
         return piece, n
 
-    def _paint(self, t: _Target, budget_ms: float | None, paint: Callable[[], object] | None = None
-               ) -> int | None:
+    @staticmethod
+    def _lags(t: _Target) -> bool:
+        return t.lagging is not None and t.lagging()
+
+    def _paint(self, t: _Target, budget_ms: float | None) -> int | None:
         """Take what arrived into the backlog and feed one slice of it (all of it when ``budget_ms`` is None),
-        patch the view once (``t.paint``, or ``paint``); returns the chunks painted, None when there was nothing
-        to paint. Adapts the slice to ``budget_ms``."""
+        patch the view once (``t.paint``; the reply's last slice: ``t.paint_end`` when given); returns the
+        chunks painted, None when there was nothing to paint. Adapts the slice to ``budget_ms``. A view that
+        lags is fed nothing, only patched; the chunks it was fed count once it shows them."""
         text, n = t.reply.take_new()
         self._take(t, text, n)
-        if not t.waiting and not t.backlog_chunks:
+        lag = self._lags(t)
+        if not t.waiting and not t.backlog_chunks and not lag and not t.held and t.paint_end is None:
             return None
-        t.min_slice = max(t.min_slice, t.waiting // CATCH_UP_TICKS)   # this backlog: done in CATCH_UP_TICKS
-        floor = min(t.min_slice, t.catch_chars) if t.catch_chars else t.min_slice
-        limit = None if budget_ms is None else max(t.slice_chars, floor)
-        catching = budget_ms is not None and t.catch_chars > 0 and floor >= t.slice_chars < t.waiting
         t0 = self._clock()
-        piece, n = self._slice(t, limit)
-        if not t.waiting:
-            t.min_slice, t.catch_chars, t.strikes = 0, t.catch_chars or FIRST_SLICE_CHARS, 0
-        if piece:
-            t.feed(piece)
-        if t.caught_up is not None and not t.waiting:
-            done, t.caught_up = t.caught_up, None
-            done()
-        (paint or t.paint)()
+        if lag:
+            piece, n, catching = "", 0, False
+        else:
+            t.min_slice = max(t.min_slice, t.waiting // CATCH_UP_TICKS)   # this backlog: done in CATCH_UP_TICKS
+            floor = min(t.min_slice, t.catch_chars) if t.catch_chars else t.min_slice
+            limit = None if budget_ms is None else max(t.slice_chars, floor)
+            catching = budget_ms is not None and t.catch_chars > 0 and floor >= t.slice_chars < t.waiting
+            piece, n = self._slice(t, limit)
+            if not t.waiting:
+                t.min_slice, t.catch_chars, t.strikes = 0, t.catch_chars or FIRST_SLICE_CHARS, 0
+            if piece:
+                t.feed(piece)
+            if t.caught_up is not None and not t.waiting:
+                done, t.caught_up = t.caught_up, None
+                done()
+        paint: Callable[[], object] = t.paint
+        if t.paint_end is not None and not t.waiting:    # the reply's last slice: with the final render
+            paint, t.paint_end = t.paint_end, None
+        paint()
+        n += t.held
+        t.held = 0
+        if self._lags(t):
+            t.held, n = n, 0                 # not on screen yet: counted at the patch that shows it
         t1 = self._clock()
-        if budget_ms is not None:
+        if budget_ms is not None and not lag:
             cost_ms = (t1 - t0) * 1000.0
             if cost_ms > budget_ms and len(piece) > MIN_SLICE_CHARS:
                 t.slice_chars = max(MIN_SLICE_CHARS, int(len(piece) * budget_ms / cost_ms * 0.8))
@@ -350,7 +381,7 @@ class Coalescer(QObject):
         elif metrics is not None:
             metrics.on_painted(t1, n, t1 - t0)
         self.painted.emit(t.reply, n)
-        if t.on_finished is not None and not t.waiting and not t.backlog_chunks:
+        if t.on_finished is not None and not t.waiting and not t.backlog_chunks and not self._lags(t):
             done, t.on_finished = t.on_finished, None
             self.detach(t.reply)
             done()
@@ -417,7 +448,7 @@ class Coalescer(QObject):
         for t in live:
             if self._paint(t, budget) is not None:
                 any_painted = True
-                cut = cut or t.waiting > 0
+                cut = cut or t.waiting > 0 or t.held > 0
         cost_ms = (self._clock() - t0) * 1000.0
         if any_painted:
             if present:

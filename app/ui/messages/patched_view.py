@@ -222,6 +222,7 @@ class PatchedView(LinkedView):
         self._thinking_end = 0  # where the reasoning section ends in the first document (MarkdownView)
         self._version = -1
         self.behind = False  # the last patch left pieces to insert (its budget)
+        self.inserted = 0    # HTML characters the last patch inserted
         self._drop_segments(0)
 
     def _shift_first_document(self, delta: int) -> None:
@@ -321,6 +322,7 @@ class PatchedView(LinkedView):
         open paragraph re-parsed after it grew by a fifth) is shown over several ticks.
         """
         self.behind = False
+        self.inserted = 0
         for html in stable[self._n_stable :]:
             self._stable_pieces.extend(view_pieces(html, PIECE))
         self._n_stable = len(stable)
@@ -399,6 +401,7 @@ class PatchedView(LinkedView):
                     self.behind = True       # the rest on the next patch
                     break
                 inserted += len(html)
+                self.inserted = inserted
                 if j <= n_fixed and self._cum and _segment_full(*self._cum[-1]):
                     if dim:
                         self._dim(start, cursor.position())    # reasoning: dimmed in each document

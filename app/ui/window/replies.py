@@ -98,15 +98,17 @@ class ReplyPainting:
         elif fresh_view and (fed := _streamed_prefix(view, gen.reply)):
             # the widget the reply had when its chat was left (the list kept it): it shows what it showed, and
             # the render tick feeds it what arrived meanwhile
-            self.coalescer.catch_up(gen.reply, view.append_text, view.refresh, gen.metrics, fed=fed)
+            self.coalescer.catch_up(gen.reply, view.append_text, view.refresh, gen.metrics, fed=fed,
+                                    lagging=view.lagging)
             return
         elif fresh_view and gen.reply.text:
             # a re-made view shows the end of the text so far as a preview (the list follows the bottom) while
             # the render tick feeds it in slices (never in one go), then its render
             view.begin_catch_up(tail_preview(gen.reply.text))
-            self.coalescer.catch_up(gen.reply, view.append_text, view.refresh, gen.metrics, view.end_catch_up)
+            self.coalescer.catch_up(gen.reply, view.append_text, view.refresh, gen.metrics, view.end_catch_up,
+                                    lagging=view.lagging)
             return
-        self.coalescer.attach(gen.reply, view.append_text, view.refresh, gen.metrics)
+        self.coalescer.attach(gen.reply, view.append_text, view.refresh, gen.metrics, view.lagging)
 
     def changed(self, gen: Generation) -> None:
         reply = gen.reply

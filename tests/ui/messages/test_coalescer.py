@@ -478,3 +478,61 @@ def test_paced_only_at_the_frame_rate_not_at_a_stretched_interval(qapp) -> None:
     qapp.processEvents()
     assert requests.n == 3
     window.deleteLater()
+
+
+class LaggingView(View):
+    """A view whose patch inserts at most ``per_patch`` characters of what it was fed (its patch budget): it
+    lags while fed text is not all shown."""
+
+    def __init__(self, clock: FakeClock, per_patch: int) -> None:
+        super().__init__(clock)
+        self.per_patch = per_patch
+        self.shown = 0
+        self.ended = False
+
+    def paint(self) -> bool:
+        super().paint()
+        before = self.shown
+        self.shown = min(len("".join(self.fed)), self.shown + self.per_patch)
+        return self.shown > before
+
+    def paint_end(self) -> None:
+        self.ended = True
+        self.paint()
+
+    def lagging(self) -> bool:
+        return self.shown < len("".join(self.fed))
+
+
+def test_a_lagging_view_is_patched_and_fed_nothing_until_it_shows_what_it_was_fed(parts) -> None:
+    co, timer, clock = parts
+    r, view = reply(), LaggingView(clock, per_patch=100)
+    metrics = StreamMetrics()
+    co.attach(r, view.feed, view.paint, metrics, view.lagging)
+    r.append("a" * 250)
+    timer.fire()                                     # fed 250, shows 100
+    assert view.fed == ["a" * 250] and view.lagging()
+    assert co.painted_chunks(r) == 0 and not metrics.painted   # not on screen: not counted yet
+    r.append("b" * 10)
+    timer.fire()                                     # lags: patched again, nothing more fed
+    assert view.fed == ["a" * 250] and view.shown == 200
+    timer.fire()                                     # now it shows all it was fed: the chunk counts
+    assert view.shown == 250 and not view.lagging() and co.painted_chunks(r) == 1 and len(metrics.painted) == 1
+    timer.fire()                                     # then the text that waited is fed
+    assert view.fed == ["a" * 250, "b" * 10] and co.painted_chunks(r) == 2
+
+
+def test_a_reply_whose_view_lags_at_its_end_is_finished_once_the_view_shows_it_all(parts) -> None:
+    co, timer, clock = parts
+    r, view = reply(), LaggingView(clock, per_patch=100)
+    co.attach(r, view.feed, view.paint, None, view.lagging)
+    r.append("a" * 90)
+    timer.fire()
+    r.append("b" * 200)                              # a small rest: fed and painted with the end at once
+    done: list[int] = []
+    co.finish(r, lambda: done.append(view.shown), view.paint_end)
+    assert view.ended and view.lagging() and not done and co.tracked(r)
+    while co.tracked(r):
+        timer.fire()
+    assert done == [290] and view.fed == ["a" * 90, "b" * 200] and co.painted_chunks(r) == 2
+

@@ -162,3 +162,43 @@ def test_a_growing_paragraph_is_cut_as_a_whole_scan_cuts_it(parts: list[str], en
         before = whole
     other = "y" * 500 + "".join(parts)                      # not an extension of the bodies before
     assert rich_text._paragraph_cuts(other, size) == rich_text._scan_cuts(other, size, [])
+
+
+def test_lagging_is_what_the_last_refresh_left_out_and_a_refresh_that_patched_nothing_clears_it(qtbot) -> None:
+    """``lagging`` holds the render tick back from feeding more (``Coalescer``): true only while the last refresh's
+    patch left rendered pieces out, so a refresh that cannot patch (the reasoning folded) never holds it for good."""
+    rows = "| a | b |\n|---|---|\n" + "".join(f"| {i} | `x{i}` and *y* |\n" for i in range(150)) + "\n"
+    v = MarkdownView(theme="light")
+    qtbot.addWidget(v)
+    v.append_text("<think>\nFirst:\n\n")
+    v.refresh()                                          # the reasoning's header, built at once
+    v.append_text(rows)
+    v.refresh()
+    assert v.lagging() and v.behind                      # more than one patch's budget of HTML
+    v.toggle_thinking()                                  # folded while it reasons: nothing is patched
+    v.append_text("more")
+    v.refresh()
+    assert not v.lagging()
+    v.toggle_thinking()
+    while v.lagging():
+        v.refresh()
+    assert "| 149 |" not in v.toPlainText() and "149" in v.toPlainText()
+
+
+def test_a_patch_budget_fits_its_time_less_the_render_between_its_bounds(qtbot) -> None:
+    from app.ui.messages.markdown_view import (
+        PATCH_BUDGET_CHARS,
+        PATCH_BUDGET_MAX_CHARS,
+        PATCH_BUDGET_MIN_CHARS,
+        PATCH_BUDGET_MS,
+    )
+
+    v = MarkdownView(theme="light")
+    qtbot.addWidget(v)
+    assert v._patch_budget(0.0) == PATCH_BUDGET_CHARS                    # nothing measured yet
+    v._ms_per_char = PATCH_BUDGET_MS / 16_000
+    assert v._patch_budget(0.0) == 16_000
+    assert v._patch_budget(PATCH_BUDGET_MS / 2) == 8_000                 # a tick that parsed patches less
+    assert v._patch_budget(PATCH_BUDGET_MS * 2) == PATCH_BUDGET_MIN_CHARS
+    v._ms_per_char = PATCH_BUDGET_MS / 10**7
+    assert v._patch_budget(0.0) == PATCH_BUDGET_MAX_CHARS

@@ -124,3 +124,37 @@ def test_the_end_is_saved_behind_and_the_chat_list_only_loses_its_dot(qtbot, qlo
         assert (saved.text, saved.status) == ("A short answer to keep.", MessageStatus.DONE)
     finally:
         qloop.run_until_complete(w.shutdown())
+
+
+def test_a_burst_is_finished_only_once_its_view_shows_all_of_it(qtbot, qloop, tmp_path: Path) -> None:
+    """One chunk whose render is many patches' budget of HTML (tables, code): before, the reply was finished while
+    its view showed the first patches, and the rest came one patch every ``MORE_DELAY_MS``."""
+    period = ("Rows:\n\n| # | name | value |\n|---:|:---|---|\n"
+              + "".join(f"| {i} | row *{i}* | `v{i}` |\n" for i in range(40))
+              + "\n```python\n" + "".join(f"x_{i} = f({i}, 'a')  # step {i}\n" for i in range(20)) + "```\n\n")
+    text = period * 12                                              # ~40 KB of markdown, ~250 KB of HTML
+    w = MainWindow(ScriptedEngine([text], tokens_per_s=0), store=Store(tmp_path / "h.db"))
+    qtbot.addWidget(w)
+    w.resize(1000, 700)
+    w.show()
+    qtbot.waitExposed(w)
+    seen: list[tuple[bool, str]] = []
+
+    def finished(m: object) -> None:
+        view = w.chat.widget_for(m).view
+        seen.append((view.lagging(), view.toPlainText()))
+
+    w.reply_finished.connect(finished)
+    try:
+        assert qloop.run_until_complete(w.load_model())
+        reply = w.send("Tables, please.")
+        assert qloop.run_until_complete(_ended(w, reply))
+        qtbot.waitUntil(lambda: bool(seen), timeout=60_000)
+        once = MarkdownView(theme=w.chat.widget_for(reply).view.theme)
+        qtbot.addWidget(once)
+        once.set_text(text)
+        assert len(render_markdown(text)) > 20 * 8_000                # many patches' budget
+        lagging, shown = seen[0]
+        assert not lagging and shown == once.toPlainText()
+    finally:
+        qloop.run_until_complete(w.shutdown())
