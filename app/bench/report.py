@@ -102,6 +102,7 @@ BUDGETS = [
     Budget("render", "frame_interval_ms_max", "<=", 50.0, "frame interval max, worst scenario (ms)"),
     Budget("render", "e2e_ratio_min", ">=", 0.99, "tokens on screen ÷ producer's rate, worst scenario"),
     Budget("render", "final_html_equals_one_shot", "==", 1, "streamed HTML equals the one-shot render"),
+    Budget("render", "shown_whole_at_finish", "==", 1, "a finished reply's view shows all of it"),
     Budget("render", "inspector_frame_interval_ms_p99", "<=", 16.7, "… with the inspector open: p99 (ms)"),
     Budget("render", "inspector_frame_interval_ms_max", "<=", 50.0, "… with the inspector open: max (ms)"),
     Budget("feeds", "long_table.worst_feed_ms", "<=", 100.0, "slowest feed, 5,000-row table (ms)"),
