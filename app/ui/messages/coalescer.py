@@ -64,7 +64,10 @@ CATCH_UP_TICKS = 64
 #: … but a catch-up slice is never bigger than what is predicted to cost this much (ms; with painting, a frame
 #: stays under 50 ms): 1 MB in one chunk made 64 ticks of 100-230 ms each (``python -m app.bench render``,
 #: shape ``one_mb_chunk``). A fixed cost per patch over it does not shrink the slice (that would not help).
-CATCH_UP_TICK_MS = 20.0
+#: Since a view that lags holds the tick back, the burst's HTML goes in on ticks that only patch, and this bounds
+#: the ticks that parse: at 12 ms, that 1 MB's frames were p99 20-21 ms and it was whole after 12.7-13.4 s; at
+#: 20 ms, p99 26 ms and 9.5 s (two runs each).
+CATCH_UP_TICK_MS = 12.0
 #: The catch-up slice is not made smaller than this to fit CATCH_UP_TICK_MS: when ``FIXED_COST_STRIKES`` slices
 #: this small in a row still cost more, that is a fixed cost, and the floor applies whole again (until the
 #: backlog is painted).
