@@ -362,8 +362,9 @@ class Coalescer(QObject):
         paint()
         n += t.held
         t.held = 0
-        if self._lags(t):
-            t.held, n = n, 0                 # not on screen yet: counted at the patch that shows it
+        if self._lags(t):                    # not on screen yet: counted at the patch that shows it …
+            first = 1 if n and not self._painted_chunks.get(t.reply.id) else 0
+            t.held, n = n - first, first     # … but the reply's first chunk begins on screen now (its TTFT)
         t1 = self._clock()
         if budget_ms is not None and not lag:
             cost_ms = (t1 - t0) * 1000.0

@@ -509,17 +509,19 @@ def test_a_lagging_view_is_patched_and_fed_nothing_until_it_shows_what_it_was_fe
     r, view = reply(), LaggingView(clock, per_patch=100)
     metrics = StreamMetrics()
     co.attach(r, view.feed, view.paint, metrics, view.lagging)
-    r.append("a" * 250)
-    timer.fire()                                     # fed 250, shows 100
+    r.append("a" * 120)
+    r.append("a" * 80)
+    r.append("a" * 50)
+    timer.fire()                                     # fed 250 in 3 chunks, shows 100
     assert view.fed == ["a" * 250] and view.lagging()
-    assert co.painted_chunks(r) == 0 and not metrics.painted   # not on screen: not counted yet
+    assert co.painted_chunks(r) == 1 and len(metrics.painted) == 1   # the first chunk begins on screen (TTFT)
     r.append("b" * 10)
-    timer.fire()                                     # lags: patched again, nothing more fed
-    assert view.fed == ["a" * 250] and view.shown == 200
-    timer.fire()                                     # now it shows all it was fed: the chunk counts
-    assert view.shown == 250 and not view.lagging() and co.painted_chunks(r) == 1 and len(metrics.painted) == 1
+    timer.fire()                                     # lags: patched again, nothing more fed, nothing counted
+    assert view.fed == ["a" * 250] and view.shown == 200 and co.painted_chunks(r) == 1
+    timer.fire()                                     # now it shows all it was fed: its chunks count
+    assert view.shown == 250 and not view.lagging() and co.painted_chunks(r) == 3 and len(metrics.painted) == 3
     timer.fire()                                     # then the text that waited is fed
-    assert view.fed == ["a" * 250, "b" * 10] and co.painted_chunks(r) == 2
+    assert view.fed == ["a" * 250, "b" * 10] and co.painted_chunks(r) == 4
 
 
 def test_a_reply_whose_view_lags_at_its_end_is_finished_once_the_view_shows_it_all(parts) -> None:
