@@ -37,6 +37,7 @@ from app.core.render.math_render import MathCache, MathPool, default_math_pool
 from app.ui.messages.arrivals import pool_arrivals
 from app.ui.messages.collector import freeze_startup_heap
 from app.ui.messages.formulas import formula_image, math_cache
+from app.ui.messages.patch_budget import PatchBudget
 from app.ui.messages.patched_view import PatchedView
 from app.ui.messages.rich_text import (
     RUN_BREAK_CHARS,
@@ -53,20 +54,9 @@ __all__ = ["RUN_BREAK_CHARS", "UI_FONT_FAMILIES", "MarkdownView", "break_long_ru
 
 _BLANK: dict[str, IncrementalMarkdown] = {}
 
-#: A streaming refresh inserts the changed pieces only until they hold this many HTML characters (about 10 ms of
-#: ``insertHtml`` and layout here); the rest waits for the next tick, or ``MORE_DELAY_MS`` without one (longer
-#: than a tick, so that it never adds a second patch to a frame). A long open paragraph is re-parsed by the
-#: renderer once it grew by a fifth, so a 500,000-character word brought up to 100 KB in one refresh (150-180 ms).
-PATCH_BUDGET_CHARS = 8_000
+#: A refresh that left pieces for later (its patch budget: ``patch_budget``) shows them at the next tick, or this
+#: long after it without one (longer than a tick, so that it never adds a second patch to a frame).
 MORE_DELAY_MS = 50
-#: Once patches have been measured, the budget is what fits ``PATCH_BUDGET_MS`` less the refresh's render (its
-#: parse) at the cost per character they measured, between ``PATCH_BUDGET_MIN_CHARS`` and
-#: ``PATCH_BUDGET_MAX_CHARS``. A lagging view is patched at every tick, fed nothing (see ``Coalescer``), so this
-#: sets how fast a burst of tables and coloured code reaches the screen: 1 MB of the render bench's reply is
-#: 8.1 MB of HTML, 1,000 patches of 8 KB (16 s at 60 Hz); and a tick that parsed a big slice patches little.
-PATCH_BUDGET_MS = 8.0
-PATCH_BUDGET_MIN_CHARS = 2_000
-PATCH_BUDGET_MAX_CHARS = 64_000
 #: A finished reply built in slices (:meth:`MarkdownView.start_build`) inserts this many HTML characters per call
 #: (~1.3 ms here, p99 3; the caller makes as many calls as fit its slice).
 BUILD_CHUNK_CHARS = 2_000
@@ -140,9 +130,9 @@ class MarkdownView(PatchedView):
         self._hl_timer.timeout.connect(self._poll_highlights)
         self._refreshed = False               # refresh ran since the last poll of the lexer pool
         self._lagging = False                 # the last refresh's patch left pieces for later (``lagging``)
-        self._ms_per_char: float | None = None   # measured cost of a patch per HTML character (ms)
+        self._budget = PatchBudget()          # HTML characters a streaming refresh inserts at most
         pool_arrivals().results.connect(self._on_pool_results)
-        self._more_timer = QTimer(self)       # a patch left pieces for later (PATCH_BUDGET_CHARS)
+        self._more_timer = QTimer(self)       # a patch left pieces for later (its budget)
         self._more_timer.setSingleShot(True)
         self._more_timer.setInterval(MORE_DELAY_MS)
         self._more_timer.timeout.connect(self.refresh)
@@ -218,23 +208,14 @@ class MarkdownView(PatchedView):
         t0 = time.perf_counter()
         self._patch(active.stable_blocks, active.tail_blocks, dim=thinking_active,
                     tail_final=0 if thinking_active else md.tail_final_pieces,
-                    budget=self._patch_budget(render_ms))   # also at the end: the rest comes on the next ticks
+                    budget=self._budget.chars(render_ms))   # also at the end: the rest comes on the next ticks
         cost = time.perf_counter() - t0
         md.charge(cost)                       # the big-tail throttle counts the document's cost too
-        if self.inserted >= PATCH_BUDGET_CHARS and cost > 0:   # its cost per character sizes the next ones
-            per_char = cost * 1000.0 / self.inserted
-            self._ms_per_char = per_char if self._ms_per_char is None else (self._ms_per_char + per_char) / 2
+        self._budget.measured(self.inserted, cost)
         self._lagging = self.behind
         if self.behind:
             self._more_timer.start()          # the rest in the next tick, or soon if none comes
         return True
-
-    def _patch_budget(self, render_ms: float) -> int:
-        """HTML characters a streaming refresh inserts at most, after a render of ``render_ms``."""
-        if self._ms_per_char is None:
-            return PATCH_BUDGET_CHARS
-        fit = int((PATCH_BUDGET_MS - render_ms) / self._ms_per_char)
-        return max(PATCH_BUDGET_MIN_CHARS, min(PATCH_BUDGET_MAX_CHARS, fit))
 
     def lagging(self) -> bool:
         """Whether the last :meth:`refresh` left rendered pieces out of the document (its patch budget): the

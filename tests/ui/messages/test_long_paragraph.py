@@ -119,9 +119,9 @@ def test_pieces_a_patch_left_to_its_budget_are_painted_by_the_next_patches(qtbot
     """A patch cut by its budget leaves finished pieces unpainted; the next patches paint them first, even when
     more finished pieces came meanwhile (before: they were skipped for good — rows of a long table were missing
     from the streamed reply)."""
-    from app.ui.messages import markdown_view
+    from app.ui.messages import patch_budget
 
-    monkeypatch.setattr(markdown_view, "PATCH_BUDGET_CHARS", 300)
+    monkeypatch.setattr(patch_budget, "PATCH_BUDGET_CHARS", 300)
     text = ("".join(f"Paragraph {i} with **bold** words.\n\n" for i in range(40))
             + "| a | b |\n|---|---|\n" + "".join(f"| {i} | x{i} |\n" for i in range(30)) + "\nThe end.\n")
     half = text.index("Paragraph 30")
@@ -185,20 +185,24 @@ def test_lagging_is_what_the_last_refresh_left_out_and_a_refresh_that_patched_no
     assert "| 149 |" not in v.toPlainText() and "149" in v.toPlainText()
 
 
-def test_a_patch_budget_fits_its_time_less_the_render_between_its_bounds(qtbot) -> None:
-    from app.ui.messages.markdown_view import (
+def test_a_patch_budget_fits_its_time_less_the_render_between_its_bounds() -> None:
+    from app.ui.messages.patch_budget import (
         PATCH_BUDGET_CHARS,
         PATCH_BUDGET_MAX_CHARS,
         PATCH_BUDGET_MIN_CHARS,
         PATCH_BUDGET_MS,
+        PatchBudget,
     )
 
-    v = MarkdownView(theme="light")
-    qtbot.addWidget(v)
-    assert v._patch_budget(0.0) == PATCH_BUDGET_CHARS                    # nothing measured yet
-    v._ms_per_char = PATCH_BUDGET_MS / 16_000
-    assert v._patch_budget(0.0) == 16_000
-    assert v._patch_budget(PATCH_BUDGET_MS / 2) == 8_000                 # a tick that parsed patches less
-    assert v._patch_budget(PATCH_BUDGET_MS * 2) == PATCH_BUDGET_MIN_CHARS
-    v._ms_per_char = PATCH_BUDGET_MS / 10**7
-    assert v._patch_budget(0.0) == PATCH_BUDGET_MAX_CHARS
+    b = PatchBudget()
+    assert b.chars(0.0) == PATCH_BUDGET_CHARS                           # nothing measured yet
+    b.measured(PATCH_BUDGET_CHARS - 1, 1.0)                             # a small patch is not a measurement
+    assert b.chars(0.0) == PATCH_BUDGET_CHARS
+    b.measured(16_000, PATCH_BUDGET_MS / 1000)                          # 16,000 characters in the whole budget
+    assert b.chars(0.0) == 16_000
+    assert b.chars(PATCH_BUDGET_MS / 2) == 8_000                        # a tick that parsed patches less
+    assert b.chars(PATCH_BUDGET_MS * 2) == PATCH_BUDGET_MIN_CHARS
+    b.measured(32_000, PATCH_BUDGET_MS / 1000)                          # the mean with the estimate before
+    assert b.chars(0.0) == 21_333
+    b.ms_per_char = PATCH_BUDGET_MS / 10**7
+    assert b.chars(0.0) == PATCH_BUDGET_MAX_CHARS
