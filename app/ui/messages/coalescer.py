@@ -19,6 +19,10 @@ nothing and only patches it again, and the chunks fed are counted as painted (an
 view shows them. Without that, 1 MB in one chunk was "finished" after 3 s with 1.3 of its 8.1 MB of HTML on
 screen, and the rest came 8 KB every 50 ms (``MORE_DELAY_MS``): 40 s more.
 
+A reply's first chunk counts at the first patch that shows its beginning, so the time to first token is the
+screen's: when the view lags after it, and when it came in a burst, whose chunks otherwise count in proportion to
+the characters painted (a short chunk and a 300 KB one in one read had no TTFT until the backlog was painted).
+
 The interval adapts too: a tick that painted its whole backlog and still cost more than its whole interval (a
 fixed cost the slice cannot bound) doubles the interval (fewer, larger renders), a cheap one halves it back towards
 ``MIN_INTERVAL_MS``. (At more than half the interval, a 9 ms tick made the next frames 32 ms apart: 18 of 237 in
@@ -349,6 +353,8 @@ class Coalescer(QObject):
             limit = None if budget_ms is None else max(t.slice_chars, floor)
             catching = budget_ms is not None and t.catch_chars > 0 and floor >= t.slice_chars < t.waiting
             piece, n = self._slice(t, limit)
+            if piece and not n and t.backlog_chunks and not self._painted_chunks.get(t.reply.id):
+                n, t.backlog_chunks = 1, t.backlog_chunks - 1   # the first slice holds the first chunk's start
             if not t.waiting:
                 t.min_slice, t.catch_chars, t.strikes = 0, t.catch_chars or FIRST_SLICE_CHARS, 0
             if piece:

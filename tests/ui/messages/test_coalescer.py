@@ -538,3 +538,20 @@ def test_a_reply_whose_view_lags_at_its_end_is_finished_once_the_view_shows_it_a
         timer.fire()
     assert done == [290] and view.fed == ["a" * 90, "b" * 200] and co.painted_chunks(r) == 2
 
+
+
+def test_the_first_slice_of_a_burst_counts_the_replys_first_chunk(parts) -> None:
+    """A burst's chunks count in proportion to the characters painted, so a short first chunk taken with a long
+    one counted only at the end of the backlog: the reply had no time to first token until then."""
+    co, timer, clock = parts
+    r, view = reply(), CostlyView(clock, per_char_s=1e-6)
+    metrics = StreamMetrics()
+    co.attach(r, view.feed, view.paint, metrics)
+    r.append("Here it is:\n\n")
+    r.append("line of a long reply\n" * 20_000)
+    timer.fire()
+    assert co.waiting(r) and view.fed[0].startswith("Here it is:")
+    assert co.painted_chunks(r) == 1 and len(metrics.painted) == 1
+    while co.waiting(r):
+        timer.fire()
+    assert co.painted_chunks(r) == 2 and len(metrics.painted) == 2
