@@ -527,7 +527,7 @@ class MarkdownStream:
             else:
                 self._fence = None
         elif not bounded:
-            self._table = OpenTable.open(tokens, self._lines, show_partial)
+            self._table = OpenTable.open(tokens, self._lines, show_partial, htmls[0] if len(htmls) == 1 else None)
             if self._table is None:
                 shown_partial = partial if show_partial else None
                 refs_added = len(env["references"]) != len(self._references)

@@ -31,7 +31,7 @@ from markdown_it.token import Token
 from app.core.render.markdown.boundaries import find_boundary, holds_back
 from app.core.render.markdown.html import HtmlRenderer
 from app.core.render.markdown.list_html import LIST_GROUP_ITEMS, ListSlice, is_task_list
-from app.core.render.markdown.parser import group_blocks, parse
+from app.core.render.markdown.parser import ParseMemo, group_blocks
 from app.core.render.markdown.piece import PIECE
 from app.core.render.markdown.tables import _UNSURE
 
@@ -99,6 +99,7 @@ class OpenList:
         self.done_lines = first_line  # tail lines up to the end of the final pieces
         self.done_items = 0
         self.pending = False  # the last render showed code or a formula a worker pool has not delivered yet
+        self._memo = ParseMemo()  # advance's parse, for close when the block ended among the new lines
 
     @property
     def final_pieces(self) -> int:
@@ -159,9 +160,8 @@ class OpenList:
         if len(src) > _MAX_SLICE_CHARS:
             return None
         n_src = len(new) + (partial is not None)
-        env = {"references": dict(references)}
-        tokens = parse(src, env)
-        if len(env["references"]) != len(references):
+        tokens, env_refs = self._memo.parse(src, references)
+        if len(env_refs) != len(references):
             return None                            # a definition in the list: the caller's parse shares it
         facts = _facts(tokens)
         if facts is None or facts.tag != self.tag or facts.markup != self.markup or not facts.starts:
@@ -198,6 +198,7 @@ class OpenList:
         tokens, facts, _n = parsed
         n_complete = len(lines) - self.done_lines
         if facts.end < n_complete:
+            self._memo.keep()           # close parses the same lines (no partial line shown): these tokens
             return None                 # it ended among the complete lines: :meth:`close` (or a full parse)
         # the list, and the block the partial line starts after it (if it ended there)
         pieces, codes, rest = self._render(group_blocks(tokens), facts, renderer, code_base)

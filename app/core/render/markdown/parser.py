@@ -209,6 +209,47 @@ def parse(src: str, env: dict[str, Any]) -> list[Token]:
     return parser().parse(src, env)
 
 
+class ParseMemo:
+    """The last parse of an open block's fast path (:mod:`.lists`, :mod:`.quotes`, :mod:`.tables`), kept for one
+    more use on the same source.
+
+    An open list, quote or table parses the tail's new lines in ``advance``; when its block ended among them,
+    ``advance`` gives up and the caller asks ``close``, which parses the very same source again (a catch-up slice
+    is cut at a line end, so there is no partial line to tell the two apart). A parse of a 2-4 KB slice is
+    3-8 ms: twice, it made the slowest render ticks of a 1 MB reply in one chunk (``python -m app.bench render
+    --shapes one_mb_chunk``). :meth:`keep` marks the last parse as reusable (call it only before handing no
+    token to a renderer: a render may change them); :meth:`parse` gives it back once for the same ``src`` and the
+    same ``references`` object (never changed in place: each parse copies it), else parses."""
+
+    __slots__ = ("_env_refs", "_kept", "_n_refs", "_refs", "_src", "_tokens")
+
+    def __init__(self) -> None:
+        self._src: str | None = None
+        self._refs: dict[str, Any] | None = None
+        self._n_refs = 0
+        self._tokens: list[Token] = []
+        self._env_refs: dict[str, Any] = {}
+        self._kept = False
+
+    def parse(self, src: str, references: dict[str, Any]) -> tuple[list[Token], dict[str, Any]]:
+        """``(tokens, references after the parse)`` of ``src`` parsed with a copy of ``references``."""
+        if self._kept and references is self._refs and len(references) == self._n_refs and src == self._src:
+            self._kept = False
+            tokens, env_refs = self._tokens, self._env_refs
+            self._src, self._refs, self._tokens, self._env_refs = None, None, [], {}
+            return tokens, env_refs
+        env = {"references": dict(references)}
+        tokens = parse(src, env)
+        self._src, self._refs, self._n_refs, self._tokens, self._env_refs = (src, references, len(references),
+                                                                             tokens, env["references"])
+        self._kept = False
+        return tokens, env["references"]
+
+    def keep(self) -> None:
+        """The last parse's tokens went to no renderer: the next :meth:`parse` of the same source may have them."""
+        self._kept = self._src is not None
+
+
 def normalize(text: str) -> str:
     """The input normalisation markdown-it applies (CR LF / CR → LF, NUL → U+FFFD), done up front."""
     if "\r" in text:

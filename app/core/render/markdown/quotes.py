@@ -20,7 +20,7 @@ from markdown_it.token import Token
 
 from app.core.render.markdown.boundaries import find_boundary, holds_back, is_blank
 from app.core.render.markdown.html import HtmlRenderer
-from app.core.render.markdown.parser import group_blocks, parse
+from app.core.render.markdown.parser import ParseMemo, group_blocks
 from app.core.render.markdown.piece import PIECE
 from app.core.render.markdown.quote_html import QuoteSlice
 from app.core.render.markdown.tables import _UNSURE
@@ -46,6 +46,7 @@ class OpenQuote:
         self.codes: list[str] = []  # the raw code of the final pieces
         self.done_lines = first_line  # tail lines up to the last cut
         self.pending = False  # the last render showed code or a formula a worker pool has not delivered yet
+        self._memo = ParseMemo()  # advance's parse, for close when the block ended among the new lines
 
     @property
     def final_pieces(self) -> int:
@@ -93,9 +94,8 @@ class OpenQuote:
         src = "".join(line + "\n" for line in new) + (partial or "")
         if len(src) > _MAX_SLICE_CHARS:
             return None
-        env = {"references": dict(references)}
-        tokens = parse(src, env)
-        if len(env["references"]) != len(references):
+        tokens, env_refs = self._memo.parse(src, references)
+        if len(env_refs) != len(references):
             return None                            # a definition in the quote: the caller's parse shares it
         if not tokens or tokens[0].type != "blockquote_open" or tokens[0].map is None or tokens[0].map[0] != 0:
             return None
@@ -130,6 +130,7 @@ class OpenQuote:
         new = lines[self.done_lines :]
         end = tokens[0].map[1] if tokens[0].map is not None else 0
         if any(not is_blank(line) for line in new[end:]):
+            self._memo.keep()           # close parses the same lines (no partial line shown): these tokens
             return None                 # a block after it started on a complete line: :meth:`close`
         pieces, codes, rest, cuts = self._render(group_blocks(tokens), renderer, code_base)
         n_old, n_old_codes = len(self.pieces), len(self.codes)

@@ -269,10 +269,10 @@ def test_is_safe_url() -> None:
 def _spy_parses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Record the size of every source the incremental renderer parses (a tick's cost follows it)."""
     import app.core.render.markdown.incremental as inc
-    import app.core.render.markdown.tables as tables
+    import app.core.render.markdown.parser as parser_mod  # the fast paths parse through its ParseMemo
 
     sizes: list[int] = []
-    for mod in (inc, tables):
+    for mod in (inc, parser_mod):
         orig = mod.parse
         monkeypatch.setattr(mod, "parse", lambda src, env, orig=orig: (sizes.append(len(src)), orig(src, env))[1])
     return sizes

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.core.render.markdown import PIECE, IncrementalMarkdown, quote_html, render_markdown
+from app.core.render.markdown import parser as parser_mod
 from app.core.render.markdown import quotes as quotes_mod
 from app.core.render.markdown.quote_html import QUOTE_CUT_SPAN, QUOTE_PIECE_LINES
 from tests.helpers.markdown import stream_markdown
@@ -122,13 +123,13 @@ def test_random_quotes_equal_the_one_shot_render(lines: list[str], sizes: list[i
 def test_an_open_quote_parses_its_new_lines_per_render_not_all_of_them(monkeypatch: pytest.MonkeyPatch) -> None:
     text = _quote(400) + "\nAfter the quote.\n"
     parsed: list[int] = []
-    real = quotes_mod.parse
+    real = parser_mod.parse
 
     def spy(src: str, env: dict) -> list:  # type: ignore[type-arg]
         parsed.append(src.count("\n"))
         return real(src, env)
 
-    monkeypatch.setattr(quotes_mod, "parse", spy)
+    monkeypatch.setattr(parser_mod, "parse", spy)      # the fast paths parse through ParseMemo
     closed: list[bool] = []
     real_close = quotes_mod.OpenQuote.close
 

@@ -1,0 +1,103 @@
+"""A catch-up slice is parsed once: an open table, list or quote that ends among a slice's lines is closed from the
+parse its ``advance`` made (``ParseMemo``), and a table the tail's render opened is closed from that render's
+pieces (``OpenTable.open`` with its HTML), not parsed again. Each still equals the one-shot render."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.core.render.markdown import IncrementalMarkdown, render_markdown
+from app.core.render.markdown import parser as parser_mod
+from app.core.render.markdown import tables as tables_mod
+from app.core.render.markdown.html import TABLE_WIDTH_ROWS
+from app.core.render.markdown.parser import ParseMemo
+
+
+def _table(rows: int) -> str:
+    return "| # | name | value |\n|---:|:---|---|\n" + "".join(f"| {i} | row *{i}* | `v{i}` |\n" for i in range(rows))
+
+
+def _spy(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every source the fast paths parse (they parse through ``parser.parse``; the tail's own parse does not)."""
+    seen: list[str] = []
+    real = parser_mod.parse
+
+    def spy(src: str, env: dict) -> list:  # type: ignore[type-arg]
+        seen.append(src)
+        return real(src, env)
+
+    monkeypatch.setattr(parser_mod, "parse", spy)
+    return seen
+
+
+def _slices(text: str, cut: str) -> list[str]:
+    """``text`` in two slices cut at line ends: up to ``cut`` (exclusive), then the rest (as catch-up slices are)."""
+    i = text.index(cut)
+    return [text[:i], text[i:]]
+
+
+@pytest.mark.parametrize("block", [
+    _table(30),
+    "".join(f"- item {i} with *emphasis*\n" for i in range(30)),
+    "".join(f"> line {i} of a quote with `code`\n" for i in range(30)),
+], ids=["table", "list", "quote"])
+def test_a_block_that_ends_in_a_slice_is_parsed_once_for_advance_and_close(
+        block: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = "Intro.\n\n" + block + "\nAfter the block, a paragraph.\n\nAnd one more.\n"
+    lines = block.splitlines(keepends=True)
+    first, second = "".join(lines[:20]), "".join(lines[20:])
+    seen = _spy(monkeypatch)
+    md = IncrementalMarkdown(theme="light")
+    md.feed("Intro.\n\n" + first)
+    md.render()
+    md.feed(lines[20])            # one more line: the fast path is open and advances
+    md.render()
+    del seen[:]
+    md.feed(second[len(lines[20]):] + "\nAfter the block, a paragraph.\n\nAnd one more.\n")
+    md.render()                   # the block ends among these lines: advance gives up, close makes it stable
+    assert seen, "the fast path parsed nothing"
+    assert len(seen) == len(set(seen)), [len(s) for s in seen]   # no source parsed twice
+    md.finish()
+    assert md.html == render_markdown(text)
+
+
+def test_the_memo_gives_a_parse_back_once_and_only_when_kept() -> None:
+    memo = ParseMemo()
+    refs: dict = {}
+    a, _ = memo.parse("| a |\n|---|\n| 1 |\n", refs)
+    b, _ = memo.parse("| a |\n|---|\n| 1 |\n", refs)
+    assert b is not a                                 # not kept: parsed again
+    memo.keep()
+    c, _ = memo.parse("| a |\n|---|\n| 1 |\n", refs)
+    assert c is b                                     # kept: given back …
+    d, _ = memo.parse("| a |\n|---|\n| 1 |\n", refs)
+    assert d is not c                                 # … once
+    memo.keep()
+    e, _ = memo.parse("| a |\n|---|\n| 1 |\n", dict(refs))
+    assert e is not d                                 # other references: parsed again
+    memo.keep()
+    f, _ = memo.parse("| a |\n|---|\n| 2 |\n", refs)
+    assert f is not e                                 # another source: parsed again
+
+
+def test_a_table_the_tail_opened_is_closed_from_its_pieces_in_the_next_slice(monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = 4 * TABLE_WIDTH_ROWS
+    text = "Intro.\n\n" + _table(rows) + "\nAfter the table.\n"
+    first, rest = _slices(text, f"| {rows - 4} |")
+    closed: list[bool] = []
+    real_close = tables_mod.OpenTable.close
+
+    def close_spy(self, *a, **k):  # type: ignore[no-untyped-def]
+        out = real_close(self, *a, **k)
+        closed.append(out is not None)
+        return out
+
+    monkeypatch.setattr(tables_mod.OpenTable, "close", close_spy)
+    md = IncrementalMarkdown(theme="light")
+    md.feed(first)
+    md.render()                   # the tail's parse opens the table (no fast path ran yet)
+    md.feed(rest)
+    md.render()                   # it ends: closed from the pieces the tail's render made
+    assert closed == [True]
+    md.finish()
+    assert md.html == render_markdown(text)
