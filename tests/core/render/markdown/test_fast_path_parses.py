@@ -5,12 +5,15 @@ pieces (``OpenTable.open`` with its HTML), not parsed again. Each still equals t
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from app.core.render.markdown import IncrementalMarkdown, render_markdown
 from app.core.render.markdown import parser as parser_mod
 from app.core.render.markdown import tables as tables_mod
 from app.core.render.markdown.html import TABLE_WIDTH_ROWS
 from app.core.render.markdown.parser import ParseMemo
+from tests.helpers.markdown import stream_markdown
 
 
 def _table(rows: int) -> str:
@@ -101,3 +104,68 @@ def test_a_table_the_tail_opened_is_closed_from_its_pieces_in_the_next_slice(mon
     assert closed == [True]
     md.finish()
     assert md.html == render_markdown(text)
+
+
+@pytest.mark.parametrize("after", ["$$\nx^2\n$$\n", "Then \\[ a \\] and $$b$$ inline.\n"])
+def test_a_formula_after_the_blank_line_that_ends_a_table_leaves_the_table_to_its_fast_close(
+        after: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = 4 * TABLE_WIDTH_ROWS
+    text = "Intro.\n\n" + _table(rows) + "\n" + after + "\nThe end.\n"
+    first, rest = _slices(text, f"| {rows - 4} |")
+    closed: list[bool] = []
+    real_close = tables_mod.OpenTable.close
+
+    def close_spy(self, *a, **k):  # type: ignore[no-untyped-def]
+        out = real_close(self, *a, **k)
+        closed.append(out is not None)
+        return out
+
+    monkeypatch.setattr(tables_mod.OpenTable, "close", close_spy)
+    md = IncrementalMarkdown(theme="light")
+    md.feed(first)
+    md.render()
+    md.feed(rest)
+    md.render()                   # the table ends at the blank line: the formula after it cannot change it
+    assert closed == [True]
+    md.finish()
+    assert md.html == render_markdown(text)
+
+
+def test_a_formula_among_a_tables_lines_still_takes_the_ordinary_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = 4 * TABLE_WIDTH_ROWS
+    text = "Intro.\n\n" + _table(rows) + "$$\nx^2\n$$\n\nThe end.\n"      # no blank line between them
+    first, rest = _slices(text, f"| {rows - 4} |")
+    closed: list[bool] = []
+    real_close = tables_mod.OpenTable.close
+
+    def close_spy(self, *a, **k):  # type: ignore[no-untyped-def]
+        out = real_close(self, *a, **k)
+        closed.append(out is not None)
+        return out
+
+    monkeypatch.setattr(tables_mod.OpenTable, "close", close_spy)
+    md = IncrementalMarkdown(theme="light")
+    md.feed(first)
+    md.render()
+    md.feed(rest)
+    md.render()
+    assert closed == [False]
+    md.finish()
+    assert md.html == render_markdown(text)
+
+
+# what may follow a table: formulas, reasoning tags, references, other blocks, blank lines
+_AFTER = ["$$\nx^2\n$$\n", "$$", "\\[ a \\]\n", "\\[\n", "<think>hm</think>\n", "<think>\n", "\n", "para *x*\n",
+          "- item\n", "> q\n", "| 9 | a | b |\n", "```\ncode\n```\n", "[r]: /u\n", "    indented\n", "# h\n",
+          "text $$y$$ z\n"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=st.integers(min_value=0, max_value=40), after=st.lists(st.sampled_from(_AFTER), max_size=8),
+       sizes=st.lists(st.integers(min_value=1, max_value=400), min_size=1, max_size=5),
+       reads=st.lists(st.booleans(), min_size=1, max_size=3))
+def test_a_streamed_table_and_what_follows_it_equal_the_one_shot_render(rows: int, after: list[str], sizes: list[int],
+                                                                        reads: list[bool]) -> None:
+    text = "Intro.\n\n" + "| # | name | value |\n|---:|:---|---|\n" + "".join(
+        f"| {i} | row *{i}* [r] | `v{i}` |\n" for i in range(rows)) + "".join(after)
+    assert stream_markdown(text, sizes, reads).html == render_markdown(text)
