@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from PySide6.QtCore import QEvent, QMimeData, QPoint, QPointF, QRectF, Qt, QUrl
+from PySide6.QtCore import QEvent, QMimeData, QPoint, QPointF, QRectF, Qt, QUrl, Slot
 from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
     QHelpEvent,
@@ -90,6 +90,13 @@ class SegmentView(QWidget):
 
     def document(self) -> QTextDocument:
         return self._doc
+
+    @Slot(int, QUrl, result="QVariant")
+    def loadResource(self, kind: int, name: QUrl) -> object:
+        """The image the sealed document names (a formula's), from the owner: ``QTextDocument.loadResource`` asks
+        its parent's ``loadResource(int, QUrl)``, and the document's parent is this widget once sealed. A formula
+        never painted before its piece was sealed (a burst streams past the screen) showed as a broken image."""
+        return self._owner.loadResource(kind, name)
 
     def textCursor(self) -> QTextCursor:
         return QTextCursor(self._cursor)

@@ -204,3 +204,34 @@ def test_the_text_of_a_long_table_is_the_same_wherever_it_was_cut(qtbot, corpus_
     cut.selectAll()
     whole.selectAll()
     assert cut.segments.selected_text() == whole.segments.selected_text()
+
+
+def _images(doc) -> list[object]:  # type: ignore[no-untyped-def]
+    """The resource Qt loads for each image of ``doc`` (None or a null image: shown as a broken icon)."""
+    from PySide6.QtGui import QTextDocument
+
+    out: list[object] = []
+    block = doc.begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            fmt = it.fragment().charFormat()
+            if fmt.isImageFormat():
+                out.append(doc.resource(QTextDocument.ResourceType.ImageResource, QUrl(fmt.toImageFormat().name())))
+            it += 1
+        block = block.next()
+    return out
+
+
+def test_a_formula_sealed_before_it_was_ever_painted_still_loads_its_image(qtbot) -> None:
+    # a burst streams past the screen: the piece with the formula is sealed before any paint asked for its image
+    filler = "".join(f"Paragraph {i} with some words to fill the segment up quickly.\n\n" for i in range(200))
+    view = _view(qtbot)                                  # never shown: nothing is painted
+    view.append_text("The area is $\\pi r^2$ here.\n\n" + filler)
+    view.refresh()
+    view.finish()
+    _settle(qtbot, view)                                 # the formula is drawn and its image put in the HTML
+    assert view.segments.items, "nothing was sealed"
+    images = [img for seg in view.segments.items for img in _images(seg.view.document())]
+    assert images, "no formula image in the sealed segments"
+    assert all(img is not None and not img.isNull() for img in images), images
