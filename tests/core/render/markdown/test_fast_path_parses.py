@@ -33,10 +33,29 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
-def _slices(text: str, cut: str) -> list[str]:
-    """``text`` in two slices cut at line ends: up to ``cut`` (exclusive), then the rest (as catch-up slices are)."""
+def _table_closes(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether each ``OpenTable.close`` made the table stable (True) or left it to a parse of the tail."""
+    closed: list[bool] = []
+    real_close = tables_mod.OpenTable.close
+
+    def close_spy(self, *a, **k):  # type: ignore[no-untyped-def]
+        out = real_close(self, *a, **k)
+        closed.append(out is not None)
+        return out
+
+    monkeypatch.setattr(tables_mod.OpenTable, "close", close_spy)
+    return closed
+
+
+def _two_slices(text: str, cut: str) -> IncrementalMarkdown:
+    """A renderer fed ``text`` in two slices cut at a line end, up to ``cut`` (exclusive) then the rest, rendered
+    after each (as catch-up slices are); not finished."""
     i = text.index(cut)
-    return [text[:i], text[i:]]
+    md = IncrementalMarkdown(theme="light")
+    for piece in (text[:i], text[i:]):
+        md.feed(piece)
+        md.render()
+    return md
 
 
 @pytest.mark.parametrize("block", [
@@ -86,70 +105,27 @@ def test_the_memo_gives_a_parse_back_once_and_only_when_kept() -> None:
 def test_a_table_the_tail_opened_is_closed_from_its_pieces_in_the_next_slice(monkeypatch: pytest.MonkeyPatch) -> None:
     rows = 4 * TABLE_WIDTH_ROWS
     text = "Intro.\n\n" + _table(rows) + "\nAfter the table.\n"
-    first, rest = _slices(text, f"| {rows - 4} |")
-    closed: list[bool] = []
-    real_close = tables_mod.OpenTable.close
-
-    def close_spy(self, *a, **k):  # type: ignore[no-untyped-def]
-        out = real_close(self, *a, **k)
-        closed.append(out is not None)
-        return out
-
-    monkeypatch.setattr(tables_mod.OpenTable, "close", close_spy)
-    md = IncrementalMarkdown(theme="light")
-    md.feed(first)
-    md.render()                   # the tail's parse opens the table (no fast path ran yet)
-    md.feed(rest)
-    md.render()                   # it ends: closed from the pieces the tail's render made
+    closed = _table_closes(monkeypatch)
+    # the first slice: the tail's parse opens the table (no fast path ran yet); the second: it ends, and is
+    # closed from the pieces the tail's render made
+    md = _two_slices(text, f"| {rows - 4} |")
     assert closed == [True]
     md.finish()
     assert md.html == render_markdown(text)
 
 
-@pytest.mark.parametrize("after", ["$$\nx^2\n$$\n", "Then \\[ a \\] and $$b$$ inline.\n"])
-def test_a_formula_after_the_blank_line_that_ends_a_table_leaves_the_table_to_its_fast_close(
-        after: str, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("after", "fast"), [
+    ("\n$$\nx^2\n$$\n\nThe end.\n", True),                       # after the blank line that ends the table
+    ("\nThen \\[ a \\] and $$b$$ inline.\n\nThe end.\n", True),
+    ("$$\nx^2\n$$\n\nThe end.\n", False),                         # among its lines: no blank line between
+])
+def test_a_formula_after_a_table_leaves_it_to_its_fast_close_only_past_the_blank_line(
+        after: str, fast: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     rows = 4 * TABLE_WIDTH_ROWS
-    text = "Intro.\n\n" + _table(rows) + "\n" + after + "\nThe end.\n"
-    first, rest = _slices(text, f"| {rows - 4} |")
-    closed: list[bool] = []
-    real_close = tables_mod.OpenTable.close
-
-    def close_spy(self, *a, **k):  # type: ignore[no-untyped-def]
-        out = real_close(self, *a, **k)
-        closed.append(out is not None)
-        return out
-
-    monkeypatch.setattr(tables_mod.OpenTable, "close", close_spy)
-    md = IncrementalMarkdown(theme="light")
-    md.feed(first)
-    md.render()
-    md.feed(rest)
-    md.render()                   # the table ends at the blank line: the formula after it cannot change it
-    assert closed == [True]
-    md.finish()
-    assert md.html == render_markdown(text)
-
-
-def test_a_formula_among_a_tables_lines_still_takes_the_ordinary_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    rows = 4 * TABLE_WIDTH_ROWS
-    text = "Intro.\n\n" + _table(rows) + "$$\nx^2\n$$\n\nThe end.\n"      # no blank line between them
-    first, rest = _slices(text, f"| {rows - 4} |")
-    closed: list[bool] = []
-    real_close = tables_mod.OpenTable.close
-
-    def close_spy(self, *a, **k):  # type: ignore[no-untyped-def]
-        out = real_close(self, *a, **k)
-        closed.append(out is not None)
-        return out
-
-    monkeypatch.setattr(tables_mod.OpenTable, "close", close_spy)
-    md = IncrementalMarkdown(theme="light")
-    md.feed(first)
-    md.render()
-    md.feed(rest)
-    md.render()
-    assert closed == [False]
+    text = "Intro.\n\n" + _table(rows) + after
+    closed = _table_closes(monkeypatch)
+    md = _two_slices(text, f"| {rows - 4} |")
+    assert closed == [fast]
     md.finish()
     assert md.html == render_markdown(text)
 
