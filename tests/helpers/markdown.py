@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from app.core.render.markdown import IncrementalMarkdown
 
 
@@ -19,3 +23,18 @@ def stream_markdown(text: str, sizes: list[int], reads: list[bool], theme: str =
         n += 1
     md.finish()
     return md
+
+
+def record_closes(monkeypatch: pytest.MonkeyPatch, block_class: Any) -> list[bool]:
+    """Spy on ``block_class.close`` (an open block's fast path: ``OpenTable``, ``OpenList``, ``OpenQuote``): one
+    entry per call, True when it made the block stable, False when it left it to a parse of the tail."""
+    closed: list[bool] = []
+    real = block_class.close
+
+    def spy(self: Any, *a: Any, **k: Any) -> Any:
+        out = real(self, *a, **k)
+        closed.append(out is not None)
+        return out
+
+    monkeypatch.setattr(block_class, "close", spy)
+    return closed

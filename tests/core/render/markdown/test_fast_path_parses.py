@@ -13,7 +13,7 @@ from app.core.render.markdown import parser as parser_mod
 from app.core.render.markdown import tables as tables_mod
 from app.core.render.markdown.html import TABLE_WIDTH_ROWS
 from app.core.render.markdown.parser import ParseMemo
-from tests.helpers.markdown import stream_markdown
+from tests.helpers.markdown import record_closes, stream_markdown
 
 
 def _table(rows: int) -> str:
@@ -35,16 +35,7 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 def _table_closes(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """Whether each ``OpenTable.close`` made the table stable (True) or left it to a parse of the tail."""
-    closed: list[bool] = []
-    real_close = tables_mod.OpenTable.close
-
-    def close_spy(self, *a, **k):  # type: ignore[no-untyped-def]
-        out = real_close(self, *a, **k)
-        closed.append(out is not None)
-        return out
-
-    monkeypatch.setattr(tables_mod.OpenTable, "close", close_spy)
-    return closed
+    return record_closes(monkeypatch, tables_mod.OpenTable)
 
 
 def _two_slices(text: str, cut: str) -> IncrementalMarkdown:

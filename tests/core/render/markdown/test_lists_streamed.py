@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from app.core.render.markdown import PIECE, IncrementalMarkdown, render_markdown
 from app.core.render.markdown import lists as lists_mod
 from app.core.render.markdown.list_html import LIST_GROUP_ITEMS
-from tests.helpers.markdown import stream_markdown
+from tests.helpers.markdown import record_closes, stream_markdown
 
 K = LIST_GROUP_ITEMS
 
@@ -113,15 +113,7 @@ def test_an_open_list_costs_its_new_items_per_render_not_all_of_them(monkeypatch
     md.finish()
     assert md.html == render_markdown(text)
     assert max(per_render[20:-2]) <= 2 * K + 1      # the last group, the one before it, the new item
-    closed: list[int] = []
-    real = lists_mod.OpenList.close
-
-    def spy(self, *a, **k):  # type: ignore[no-untyped-def]
-        out = real(self, *a, **k)
-        closed.append(out is not None)
-        return out
-
-    monkeypatch.setattr(lists_mod.OpenList, "close", spy)
+    closed = record_closes(monkeypatch, lists_mod.OpenList)
     md = stream_markdown(text, [40], [True])
     assert closed and closed[-1]                 # the list ended while streaming: made from its pieces
     assert md.html == render_markdown(text)

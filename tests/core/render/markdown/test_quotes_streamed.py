@@ -14,7 +14,7 @@ from app.core.render.markdown import PIECE, IncrementalMarkdown, quote_html, ren
 from app.core.render.markdown import parser as parser_mod
 from app.core.render.markdown import quotes as quotes_mod
 from app.core.render.markdown.quote_html import QUOTE_CUT_SPAN, QUOTE_PIECE_LINES
-from tests.helpers.markdown import stream_markdown
+from tests.helpers.markdown import record_closes, stream_markdown
 
 N = QUOTE_PIECE_LINES
 
@@ -130,15 +130,7 @@ def test_an_open_quote_parses_its_new_lines_per_render_not_all_of_them(monkeypat
         return real(src, env)
 
     monkeypatch.setattr(parser_mod, "parse", spy)      # the fast paths parse through ParseMemo
-    closed: list[bool] = []
-    real_close = quotes_mod.OpenQuote.close
-
-    def close_spy(self, *a, **k):  # type: ignore[no-untyped-def]
-        out = real_close(self, *a, **k)
-        closed.append(out is not None)
-        return out
-
-    monkeypatch.setattr(quotes_mod.OpenQuote, "close", close_spy)
+    closed = record_closes(monkeypatch, quotes_mod.OpenQuote)
     md = IncrementalMarkdown(theme="light")
     for line in text.splitlines(keepends=True):
         md.feed(line)
