@@ -452,6 +452,27 @@ def test_paced_stop_shows_the_frame_made_before_it(qapp) -> None:
     window.deleteLater()
 
 
+def test_paced_a_reply_that_ends_after_a_frames_work_is_finished_by_the_next_frames_work(qapp) -> None:
+    """The end comes at any moment of a frame, and its final render can cost 5-10 ms (a 200 KB code line):
+    painted when it came, after the frame's work, it made the next beat late (that shape's last frame: 18-25 ms).
+    Paced, the end is the next frame's work, like any text that comes after a frame's work."""
+    from PySide6.QtWidgets import QWidget
+
+    window = QWidget()
+    timer, _clock, co, r, view, metrics = _paced_frame_made(qapp, window, "made")
+    r.append(" the end")
+    steps: list[str] = []
+    co.finish(r, lambda: steps.append(f"done after {view.fed}"),
+              lambda: steps.append(f"end after {view.fed}"))
+    assert steps == [] and view.fed == ["made"] and co.tracked(r)     # nothing painted in this frame
+    timer.fire()                                   # the beat shows the frame made; the next work is posted
+    assert steps == [] and len(metrics.painted) == 1
+    qapp.processEvents()                           # the next frame's work: the rest, with the end, then done
+    assert steps == ["end after ['made', ' the end']", "done after ['made', ' the end']"]
+    assert not co.tracked(r) and not timer.isActive()
+    window.deleteLater()
+
+
 def test_paced_only_at_the_frame_rate_not_at_a_stretched_interval(qapp) -> None:
     """Expensive ticks stretch the interval (up to 100 ms): the window's paints are not held that long (a key
     typed meanwhile would echo late); those firings do the work and paint at once."""
