@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 async def _wait_finished(window: MainWindow, reply: Message) -> Message:
-    while not reply.status.final or window.session.generating:
+    while not reply.status.final or window.session.generating or window.coalescer.tracked(reply):  # painted too
         await asyncio.sleep(0.01)
     return reply
 

@@ -85,6 +85,7 @@ class ReplyPainting:
         """Paint ``gen``'s reply into its view when its chat is shown, else only count what arrives."""
         from app.core.render.preview import tail_preview
 
+        self.coalescer.end_finishing(gen.reply)   # its previous generation's end, not painted yet: finished now
         widget = self.chat().widget_for(gen.reply) if self._shown(gen) else None
         view = widget.view if widget is not None else None
         if view is None:

@@ -133,7 +133,7 @@ def test_the_streaming_reply_keeps_its_widget_while_scrolled_away(window, qtbot,
     assert chat.widget_for(reply) is widget
     shown = widget.view.toPlainText()
     assert len(shown) > 200 and reply.text.startswith(shown.strip()[:-20])   # what streamed in meanwhile
-    qloop.run_until_complete(until(lambda: reply.status.final))
+    qloop.run_until_complete(until(lambda: reply.status.final and not window.coalescer.tracked(reply)))  # painted
     QApplication.processEvents()
     assert chat.widget_for(reply).view.toPlainText().strip() == reply.text.strip()
 

@@ -34,10 +34,16 @@ async def _ended(w: MainWindow, reply: object) -> bool:
 
 
 def test_the_rest_and_the_end_are_one_patch(qtbot, qloop, tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(Coalescer, "tick", lambda self: None)   # no tick: what follows the first chunk waits
     calls: list[tuple[str, bool, int]] = []                       # (view call, the reply had ended, view)
-    real_refresh, real_finish = MarkdownView.refresh, MarkdownView.finish
+    real_refresh, real_finish, real_tick = MarkdownView.refresh, MarkdownView.finish, Coalescer.tick
     state = {"reply": None}
+
+    def tick(self: Coalescer) -> None:        # no tick before the end: what follows the first chunk waits
+        r = state["reply"]
+        if r is not None and r.status.final:
+            real_tick(self)                    # the end is the next frame's work (paced)
+
+    monkeypatch.setattr(Coalescer, "tick", tick)
 
     def refresh(self: MarkdownView) -> None:
         r = state["reply"]
@@ -156,5 +162,46 @@ def test_a_burst_is_finished_only_once_its_view_shows_all_of_it(qtbot, qloop, tm
         assert len(render_markdown(text)) > 20 * 8_000                # many patches' budget
         lagging, shown = seen[0]
         assert not lagging and shown == once.toPlainText()
+    finally:
+        qloop.run_until_complete(w.shutdown())
+
+
+@pytest.mark.parametrize("again", ["continue", "regenerate"])
+def test_a_reply_generated_again_before_its_end_was_painted_shows_all_of_the_new_text(
+        qtbot, qloop, tmp_path: Path, monkeypatch, again: str) -> None:
+    """A reply that ends with more text than a slice still to paint is finished by the ticks that paint it (and,
+    paced, so is one whose end comes while a frame waits for its beat). Continue or Ctrl+R meanwhile started the
+    new generation on a view that had not shown the rest: the rest was lost from the screen and the first
+    generation never counted as finished. Its end is finished first, then the new text streams on from it."""
+    from app.core.chat import session_ops
+
+    state = {"hold": True}
+    real_tick, real_soon = Coalescer.tick, Coalescer.paint_soon
+    monkeypatch.setattr(Coalescer, "tick", lambda self: None if state["hold"] else real_tick(self))
+    monkeypatch.setattr(Coalescer, "paint_soon", lambda self, r: None if state["hold"] else real_soon(self, r))
+    script = SCRIPT + "".join(f"\nLine {k} of the rest, more than a slice.\n" for k in range(60))
+    w = MainWindow(ScriptedEngine(script, tokens_per_s=0), store=Store(tmp_path / "h.db"))
+    qtbot.addWidget(w)
+    w.resize(1000, 700)
+    w.show()
+    qtbot.waitExposed(w)
+    finished: list[object] = []
+    w.reply_finished.connect(finished.append)
+    try:
+        assert qloop.run_until_complete(w.load_model())
+        reply = w.send("A table, please.")
+        assert reply is not None
+        assert qloop.run_until_complete(_ended(w, reply))
+        assert w.coalescer.tracked(reply) and not finished          # its end waits for the ticks
+        w.session.engine.script = ["\n\nAnd ", "more ", "after it."]
+        start = session_ops.continue_reply if again == "continue" else session_ops.regenerate
+        assert start(w.session) is reply
+        assert finished == [reply]                                  # the first generation's end: finished now
+        state["hold"] = False
+        assert qloop.run_until_complete(_ended(w, reply))
+        qtbot.waitUntil(lambda: len(finished) == 2, timeout=30_000)
+        view = w.chat.widget_for(reply).view
+        assert reply.text == (script if again == "continue" else "") + "\n\nAnd more after it."
+        assert view.renderer.finished and view.renderer.html == render_markdown(reply.text)
     finally:
         qloop.run_until_complete(w.shutdown())
