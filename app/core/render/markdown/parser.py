@@ -131,15 +131,26 @@ def _tasklists(state: Any) -> None:
 #: markdown-it's inline post-processing rules (``ruler2``) that leave a lone ``text`` token as it is: they act on
 #: delimiters (``*``, ``_``, ``~``) and join adjacent text tokens, and a plain text has neither.
 _PLAIN_SAFE_POST_RULES = frozenset({"balance_pairs", "strikethrough", "emphasis", "fragments_join"})
+#: The characters at which each inline rule can match (its source: markdown-it-py's ``rules_inline``, mdit-py-
+#: plugins' ``dollarmath``, :mod:`.brackets`). At a terminator where none of the enabled rules matches, markdown-it
+#: adds the character to the pending text and ``text`` goes on: a content without any of these characters is one
+#: text token, whatever terminators (``-``, ``:``, ``#``, ``=``, ``%``…) it holds.
+_RULE_STARTS = {
+    "text": "", "linkify": ":", "newline": "\n", "escape": "\\", "backticks": "`", "strikethrough": "~",
+    "emphasis": "*_", "link": "[", "image": "!", "autolink": "<", "html_inline": "<", "entity": "&",
+    "math_inline": "$", "math_inline_bracket": "\\",
+}
 
 
 def _plain_inline(md: MarkdownIt) -> Any:
     """markdown-it's core ``inline`` rule, with a fast path for *plain* inline content — text holding none of the
-    characters the inline parser stops at (``md.inline.terminator_re``, which plugins extend): its first rule,
-    ``text``, then takes the whole content as one text token and no other rule runs, so the token is made
-    directly (``Token("text", "", 0)`` with the content, as ``StateInline.pushPending`` makes it; nothing for
-    empty content). 69 % of the inline tokens of the render bench's reply are plain (cells, list items,
-    headings); streamed through the renderer it costs 0.87× the time, a table of plain cells 0.81×.
+    characters at which an enabled inline rule can match (:data:`_RULE_STARTS`): its first rule, ``text``, takes
+    the text up to the next terminator, no rule matches there, the character joins the pending text and ``text``
+    goes on, so the whole content becomes one text token. The token is made directly (``Token("text", "", 0)``
+    with the content, as ``StateInline.pushPending`` makes it; nothing for empty content). With an inline rule
+    not in that table, plain is stricter: none of the characters the inline parser stops at
+    (``md.inline.terminator_re``, which plugins extend). 84 % of the inline tokens of the render bench's 1 MB
+    reply are plain (cells such as ``model-05``, list items, headings; 68 % by the terminators alone).
 
     Returns None (keep markdown-it's rule) where that reasoning does not hold: a markdown-it without
     ``terminator_re`` (before 4.0), another first inline rule, or post-processing rules not known to leave a
@@ -151,7 +162,12 @@ def _plain_inline(md: MarkdownIt) -> Any:
     post = {r.name for r in md.inline.ruler2.__rules__ if r.enabled}
     if terminators is None or not rules or rules[0] is not text_rule or not post <= _PLAIN_SAFE_POST_RULES:
         return None
-    special = terminators.search
+    names = [r.name for r in md.inline.ruler.__rules__ if r.enabled]
+    if all(name in _RULE_STARTS for name in names):
+        starts = "".join(sorted(set("".join(_RULE_STARTS[name] for name in names))))
+        special = re.compile("[" + re.escape(starts) + "]").search
+    else:
+        special = terminators.search
 
     def inline(state: Any) -> None:
         parse_inline, env = state.md.inline.parse, state.env

@@ -64,10 +64,35 @@ def test_plain_content_skips_the_inline_parser() -> None:
         return parse(src, *args)   # type: ignore[arg-type]
 
     md.inline.parse = counting     # type: ignore[method-assign]
-    tokens = md.parse("| n | name |\n|---|---|\n| 1 | Ada |\n| 2 | *Bo* |\n\nPlain words.\n\n- an item\n", {})
+    tokens = md.parse("| n | name |\n|---|---|\n| 1 | Ada |\n| 2 | *Bo* |\n| 3 | model-05 |\n\nPlain words.\n\n"
+                      "- an item: 3 + 4 = 7 (#1, 50 %)\n", {})
     assert seen == ["*Bo*"]        # every other inline content is plain: made without the parser
     texts = [c.content for t in tokens if t.type == "inline" for c in t.children or []]
-    assert {"n", "name", "1", "Ada", "2", "Plain words.", "an item"} <= set(texts)
+    assert {"n", "name", "1", "Ada", "2", "model-05", "Plain words.", "an item: 3 + 4 = 7 (#1, 50 %)"} <= set(texts)
+
+
+def test_with_an_inline_rule_it_does_not_know_plain_means_no_terminator() -> None:
+    """A rule the fast path has no start characters for may match at any terminator (here ``-``): content with
+    one goes through the inline parser, and the result is still markdown-it's."""
+
+    def dash(state, silent: bool) -> bool:  # type: ignore[no-untyped-def]
+        if state.src[state.pos] != "-":
+            return False
+        if not silent:
+            state.push("html_inline", "", 0).content = "&ndash;"
+        state.pos += 1
+        return True
+
+    made = []
+    for fast in (True, False):
+        md = build_parser()
+        md.inline.ruler.push("dash", dash)
+        rule = _plain_inline(md) if fast else markdown_it_inline
+        assert rule is not None
+        md.core.ruler.at("inline", rule)
+        made.append(_dump(md.parse("| a |\n|---|\n| model-05 |\n\nnine-ten\n", {})))
+    assert made[0] == made[1]
+    assert sum(1 for t in made[0] for c in t["children"] or [] if c["type"] == "html_inline") == 2
 
 
 def test_the_fast_path_stands_down_when_its_reasoning_does_not_hold() -> None:
