@@ -146,11 +146,15 @@ def _plain_inline(md: MarkdownIt) -> Any:
     """markdown-it's core ``inline`` rule, with a fast path for *plain* inline content — text holding none of the
     characters at which an enabled inline rule can match (:data:`_RULE_STARTS`): its first rule, ``text``, takes
     the text up to the next terminator, no rule matches there, the character joins the pending text and ``text``
-    goes on, so the whole content becomes one text token. The token is made directly (``Token("text", "", 0)``
-    with the content, as ``StateInline.pushPending`` makes it; nothing for empty content). With an inline rule
-    not in that table, plain is stricter: none of the characters the inline parser stops at
-    (``md.inline.terminator_re``, which plugins extend). 84 % of the inline tokens of the render bench's 1 MB
-    reply are plain (cells such as ``model-05``, list items, headings; 68 % by the terminators alone).
+    goes on, so the whole content becomes one text token. An ``_`` right after an ASCII letter or digit
+    (``Q4_K_M``, ``x_``) is right-flanking and not after punctuation, so it cannot open emphasis (CommonMark
+    0.31, 6.2); with no ``_`` that can open, none closes, and the emphasis rule leaves each as a text token that
+    ``fragments_join`` joins to its neighbours. The token is made
+    directly (``Token("text", "", 0)`` with the content, as ``StateInline.pushPending`` makes it; nothing for
+    empty content). With an inline rule not in that table, plain is stricter: none of the characters the inline
+    parser stops at (``md.inline.terminator_re``, which plugins extend). 95 % of the inline tokens of the render
+    bench's 1 MB reply are plain (cells such as ``model-05`` or ``Q4_K_M``, list items, headings; 68 % by the
+    terminators alone).
 
     Returns None (keep markdown-it's rule) where that reasoning does not hold: a markdown-it without
     ``terminator_re`` (before 4.0), another first inline rule, or post-processing rules not known to leave a
@@ -164,8 +168,11 @@ def _plain_inline(md: MarkdownIt) -> Any:
         return None
     names = [r.name for r in md.inline.ruler.__rules__ if r.enabled]
     if all(name in _RULE_STARTS for name in names):
-        starts = "".join(sorted(set("".join(_RULE_STARTS[name] for name in names))))
-        special = re.compile("[" + re.escape(starts) + "]").search
+        starts = set("".join(_RULE_STARTS[name] for name in names))
+        pattern = "[" + re.escape("".join(sorted(starts - {"_"}))) + "]"
+        if "_" in starts:   # but not an ``_`` right after an ASCII letter or digit: it never opens emphasis
+            pattern += "|(?<![A-Za-z0-9])_"
+        special = re.compile(pattern).search
     else:
         special = terminators.search
 
