@@ -191,6 +191,7 @@ def test_a_patch_budget_fits_its_time_less_the_render_between_its_bounds() -> No
         PATCH_BUDGET_MAX_CHARS,
         PATCH_BUDGET_MIN_CHARS,
         PATCH_BUDGET_MS,
+        PATCH_COST_WINDOW,
         PatchBudget,
     )
 
@@ -202,7 +203,12 @@ def test_a_patch_budget_fits_its_time_less_the_render_between_its_bounds() -> No
     assert b.chars(0.0) == 16_000
     assert b.chars(PATCH_BUDGET_MS / 2) == 8_000                        # a tick that parsed patches less
     assert b.chars(PATCH_BUDGET_MS * 2) == PATCH_BUDGET_MIN_CHARS
-    b.measured(32_000, PATCH_BUDGET_MS / 1000)                          # the mean with the estimate before
-    assert b.chars(0.0) == 21_333
+    b.measured(32_000, PATCH_BUDGET_MS / 1000)                          # cheaper: the dearer one still counts
+    assert b.chars(0.0) == 16_000
+    for _ in range(PATCH_COST_WINDOW - 1):
+        b.measured(32_000, PATCH_BUDGET_MS / 1000)
+    assert b.chars(0.0) == 32_000                                       # … for the last PATCH_COST_WINDOW
+    b.measured(8_000, PATCH_BUDGET_MS / 1000)                           # dearer: at once
+    assert b.chars(0.0) == 8_000
     b.ms_per_char = PATCH_BUDGET_MS / 10**7
     assert b.chars(0.0) == PATCH_BUDGET_MAX_CHARS
