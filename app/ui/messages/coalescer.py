@@ -8,10 +8,12 @@ a tick that cost more than the budget shrinks the next slice in proportion, one 
 while text was waiting doubles it. What does not fit is carried to the next tick, so a burst (a fast model, a
 proxy that delivers a megabyte at once) costs many cheap ticks instead of one long one, and the newest text still
 appears within a few frames (a backlog is painted within ``CATCH_UP_TICKS`` ticks, unless a slice that big
-would cost more than ``CATCH_UP_TICK_MS``: see :func:`_catch_up_chars`). The slices are cut at line ends where one
-is near (the renderer gives the same
-result for any cut: its invariant). A reply that ends with text still in its backlog is finished
-(:meth:`Coalescer.finish`) once the backlog is painted.
+would cost more than ``CATCH_UP_TICK_MS``: see :func:`_catch_up_chars`). A view that can render without patching
+(``render``) is fed a catch-up slice in quarters, each rendered, until ``CATCH_UP_RENDER_MS`` is spent: the
+clock, not a prediction, ends the slice (a slice's render cost 1.5-2× its prediction where tables follow prose:
+the 1 MB burst's parse ticks were 18 ms at p99, 13 after). The slices are cut at line ends where one is near
+(the renderer gives the same result for any cut: its invariant). A reply that ends with text still in its
+backlog is finished (:meth:`Coalescer.finish`) once the backlog is painted.
 
 A view may *lag*: one patch inserts a bounded amount of HTML (``PATCH_BUDGET_CHARS``), and a slice of tables and
 coloured code can render to eight times its length. While the view says it lags (``lagging``), a tick feeds it
@@ -76,6 +78,9 @@ CATCH_UP_TICK_MS = 12.0
 #: this small in a row still cost more, that is a fixed cost, and the floor applies whole again (until the
 #: backlog is painted).
 MIN_CATCH_UP_CHARS = 512
+#: A catch-up slice of a view that can render without patching is fed and rendered in quarters until this much
+#: time is spent (ms); then the view is patched (its patch budget counts that render time).
+CATCH_UP_RENDER_MS = 6.0
 FIXED_COST_STRIKES = 3
 #: At Stop, what arrived is painted at once only up to this many characters (a burst is shown another way).
 STOP_PAINT_CHARS = 8_192
@@ -108,6 +113,7 @@ class _Target:
     lagging: Callable[[], bool] | None = None       # the view shows less than it was fed (patched on, fed nothing)
     held: int = 0                         # chunks fed while the view lags: painted once it shows them
     paint_end: Callable[[], object] | None = None   # the reply ended: the last slice's paint (the final render)
+    render: Callable[[], object] | None = None       # render what was fed, without patching (catch-up, timed)
 
     @property
     def waiting(self) -> int:
@@ -163,18 +169,20 @@ class Coalescer(QObject):
         return self._timer
 
     def attach(self, reply: Message, feed: Callable[[str], None], paint: Callable[[], bool],
-               metrics: StreamMetrics | None = None, lagging: Callable[[], bool] | None = None) -> None:
+               metrics: StreamMetrics | None = None, lagging: Callable[[], bool] | None = None,
+               render: Callable[[], object] | None = None) -> None:
         """Start painting ``reply`` on each tick (replacing its previous target, e.g. when its view is re-made);
         each paint is stamped in ``metrics`` (the reply's ``Generation.metrics``) when given. ``lagging``: whether
         the view shows less than it was fed (see the module docstring)."""
         old = self._targets.get(reply.id)
         self._targets[reply.id] = _Target(reply, feed, paint, metrics, frozen=old.frozen if old else False,
-                                          lagging=lagging)
+                                          lagging=lagging, render=render)
         self._start()
 
     def catch_up(self, reply: Message, feed: Callable[[str], None], paint: Callable[[], bool],
                  metrics: StreamMetrics | None = None, caught_up: Callable[[], None] | None = None,
-                 fed: int = 0, lagging: Callable[[], bool] | None = None) -> None:
+                 fed: int = 0, lagging: Callable[[], bool] | None = None,
+                 render: Callable[[], object] | None = None) -> None:
         """Attach a view of ``reply`` that holds the first ``fed`` characters of its text (0: a re-made view,
         empty): the rest of the text so far goes into its backlog and is fed in slices like any other (opening
         a chat whose reply streams in the background never renders the whole reply in one tick); ``caught_up``
@@ -182,7 +190,8 @@ class Coalescer(QObject):
         its preview). Chunks already painted are not counted again."""
         old = self._targets.get(reply.id)
         reply.take_new()                     # what arrived so far is in the text below
-        t = _Target(reply, feed, paint, metrics, frozen=old.frozen if old else False, lagging=lagging)
+        t = _Target(reply, feed, paint, metrics, frozen=old.frozen if old else False, lagging=lagging,
+                    render=render)
         t.caught_up = caught_up
         t.backlog = reply.text[fed:] if fed else reply.text
         self._targets[reply.id] = t
@@ -351,19 +360,30 @@ class Coalescer(QObject):
             return None
         t0 = self._clock()
         if lag:
-            piece, n, catching = "", 0, False
+            piece, n, catching, fed = "", 0, False, 0
         else:
             t.min_slice = max(t.min_slice, t.waiting // CATCH_UP_TICKS)   # this backlog: done in CATCH_UP_TICKS
             floor = min(t.min_slice, t.catch_chars) if t.catch_chars else t.min_slice
             limit = None if budget_ms is None else max(t.slice_chars, floor)
             catching = budget_ms is not None and t.catch_chars > 0 and floor >= t.slice_chars < t.waiting
-            piece, n = self._slice(t, limit)
+            timed = catching and t.render is not None and limit is not None
+            piece, n = self._slice(t, max(MIN_CATCH_UP_CHARS, limit // 4) if timed and limit else limit)
             if piece and not n and t.backlog_chunks and not self._painted_chunks.get(t.reply.id):
                 n, t.backlog_chunks = 1, t.backlog_chunks - 1   # the first slice holds the first chunk's start
-            if not t.waiting:
-                t.min_slice, t.catch_chars, t.strikes = 0, t.catch_chars or FIRST_SLICE_CHARS, 0
+            fed = len(piece)
             if piece:
                 t.feed(piece)
+            if timed and limit and t.render is not None:
+                # a catch-up slice is fed and rendered in quarters until its render time is spent
+                deadline = t0 + CATCH_UP_RENDER_MS / 1000.0
+                t.render()
+                while t.waiting and fed < limit and self._clock() < deadline:
+                    more, m = self._slice(t, min(max(MIN_CATCH_UP_CHARS, limit // 4), limit - fed))
+                    t.feed(more)
+                    t.render()
+                    fed, n = fed + len(more), n + m
+            if not t.waiting:
+                t.min_slice, t.catch_chars, t.strikes = 0, t.catch_chars or FIRST_SLICE_CHARS, 0
             if t.caught_up is not None and not t.waiting:
                 done, t.caught_up = t.caught_up, None
                 done()
@@ -379,15 +399,15 @@ class Coalescer(QObject):
         t1 = self._clock()
         if budget_ms is not None and not lag:
             cost_ms = (t1 - t0) * 1000.0
-            if cost_ms > budget_ms and len(piece) > MIN_SLICE_CHARS:
-                t.slice_chars = max(MIN_SLICE_CHARS, int(len(piece) * budget_ms / cost_ms * 0.8))
+            if cost_ms > budget_ms and fed > MIN_SLICE_CHARS:
+                t.slice_chars = max(MIN_SLICE_CHARS, int(fed * budget_ms / cost_ms * 0.8))
             elif t.waiting:                  # text waits: grow towards the same 80 % of the budget (at most 2×)
-                fit = int(len(piece) * budget_ms / cost_ms * 0.8) if cost_ms > 0 else MAX_SLICE_CHARS
+                fit = int(fed * budget_ms / cost_ms * 0.8) if cost_ms > 0 else MAX_SLICE_CHARS
                 t.slice_chars = min(MAX_SLICE_CHARS, 2 * t.slice_chars, max(t.slice_chars, fit))
             if catching:
-                over = cost_ms > CATCH_UP_TICK_MS and len(piece) <= MIN_CATCH_UP_CHARS
+                over = cost_ms > CATCH_UP_TICK_MS and fed <= MIN_CATCH_UP_CHARS
                 t.strikes = t.strikes + 1 if over else 0
-                t.catch_chars = 0 if t.strikes >= FIXED_COST_STRIKES else _catch_up_chars(len(piece), cost_ms)
+                t.catch_chars = 0 if t.strikes >= FIXED_COST_STRIKES else _catch_up_chars(fed, cost_ms)
         rid = t.reply.id
         self._painted_chunks[rid] = self._painted_chunks.get(rid, 0) + n
         metrics = t.metrics

@@ -129,6 +129,7 @@ class MarkdownView(PatchedView):
         self._hl_timer.setInterval(self.HIGHLIGHT_POLL_MS)
         self._hl_timer.timeout.connect(self._poll_highlights)
         self._refreshed = False               # refresh ran since the last poll of the lexer pool
+        self._render_ms_unpatched = 0.0       # render time (ms) of ``render_fed`` since the last refresh
         self._lagging = False                 # the last refresh's patch left pieces for later (``lagging``)
         self._budget = PatchBudget()          # HTML characters a streaming refresh inserts at most
         pool_arrivals().results.connect(self._on_pool_results)
@@ -166,6 +167,13 @@ class MarkdownView(PatchedView):
             self.reset()
         self.renderer.feed(text)
 
+    def render_fed(self) -> None:
+        """Render what was fed, without patching the document (a catch-up slice rendered in parts): the next
+        :meth:`refresh` patches it, its patch budget less the time spent here."""
+        t_render = time.perf_counter()
+        self.renderer.render()
+        self._render_ms_unpatched += (time.perf_counter() - t_render) * 1000.0
+
     def refresh(self) -> bool:
         """Patch the document with what arrived since the last call; True if anything changed.
 
@@ -176,7 +184,8 @@ class MarkdownView(PatchedView):
         self._lagging = False
         t_render = time.perf_counter()
         md.render()
-        render_ms = (time.perf_counter() - t_render) * 1000.0
+        render_ms = (time.perf_counter() - t_render) * 1000.0 + self._render_ms_unpatched
+        self._render_ms_unpatched = 0.0
         if self._catching_up:
             return False               # the preview stays until the text so far is rendered (end_catch_up)
         if md.highlights_pending and not self._hl_timer.isActive():

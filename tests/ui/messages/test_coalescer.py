@@ -262,6 +262,36 @@ def test_a_catch_up_slice_costs_at_most_catch_up_tick_ms_when_the_cost_grows_wit
     assert len(costs) < 1_000_000 * 2e-6 * 1000 / (CATCH_UP_TICK_MS - 3) * 2   # and not many more ticks
 
 
+def test_a_catch_up_slice_is_rendered_in_quarters_until_its_render_time_is_spent(parts) -> None:
+    """A view that renders without patching (``render``): the catch-up slice is fed in quarters, each rendered,
+    until ``CATCH_UP_RENDER_MS`` is spent, then patched once. A render dearer than predicted (tables cost more a
+    character than prose) then ends the slice early instead of making the frame late."""
+    from app.ui.messages.coalescer import CATCH_UP_RENDER_MS
+
+    co, timer, clock = parts
+    renders: list[int] = []
+    view = View(clock)
+
+    def render() -> None:                                     # 4 µs a character fed since the last render
+        fed = sum(map(len, view.fed)) - sum(renders)
+        renders.append(fed)
+        clock.advance(fed * 4e-6)
+
+    r = reply()
+    co.attach(r, view.feed, view.paint, render=render)
+    r.append("w\n" * 200_000)                                 # 400 KB at once
+    while co.waiting(r) or not view.fed:
+        paints, n_renders, t0 = view.paints, len(renders), clock()
+        timer.fire()
+        assert view.paints == paints + 1                      # one patch a tick
+        spent = [sum(renders[n_renders:k + 1]) * 4e-3 for k in range(n_renders, len(renders))]
+        assert all(s < CATCH_UP_RENDER_MS for s in spent[:-1])   # no quarter begun after the render time
+        assert (clock() - t0) * 1000 < 2 * CATCH_UP_RENDER_MS
+    assert "".join(view.fed) == "w\n" * 200_000
+    assert len(renders) > len(view.fed) // 2 > 0              # fed in parts, each rendered (the last, small
+    #                                                           slices are fed and painted as usual)
+
+
 def test_a_tick_that_painted_has_its_window_paint_in_the_next_loop_turn(qapp) -> None:
     """Unpaced, not after Qt's update delay: the window gets its update request from the tick's loop turn."""
     from PySide6.QtWidgets import QWidget

@@ -185,6 +185,36 @@ def test_lagging_is_what_the_last_refresh_left_out_and_a_refresh_that_patched_no
     assert "| 149 |" not in v.toPlainText() and "149" in v.toPlainText()
 
 
+def test_a_render_before_the_refresh_counts_against_its_patch_budget(qtbot, monkeypatch) -> None:
+    """A catch-up slice rendered in parts (``render_fed``) is patched by the next ``refresh``: the patch budget is
+    what is left after all of that render time, not only after the refresh's own render."""
+    import app.ui.messages.markdown_view as mv
+
+    class Clock:                                   # every reading of the view's clock is 5 ms after the last
+        t = 0.0
+
+        @classmethod
+        def perf_counter(cls) -> float:
+            cls.t += 0.005
+            return cls.t
+
+    view = MarkdownView(theme="light")
+    qtbot.addWidget(view)
+    asked: list[float] = []
+    chars = view._budget.chars
+    monkeypatch.setattr(view._budget, "chars", lambda ms: asked.append(round(ms, 6)) or chars(ms))
+    monkeypatch.setattr(mv, "time", Clock)
+    view.append_text("First part.\n\n")
+    view.render_fed()                              # 5 ms
+    view.append_text("Second part.\n\n")
+    view.render_fed()                              # 5 ms more
+    view.refresh()                                 # its own render: 5 ms
+    view.append_text("Third part.\n\n")
+    view.refresh()
+    assert asked == [15.0, 5.0]                    # all three renders, then only its own
+    assert "Third part." in view.toPlainText()
+
+
 def test_a_patch_budget_fits_its_time_less_the_render_between_its_bounds() -> None:
     from app.ui.messages.patch_budget import (
         PATCH_BUDGET_CHARS,
