@@ -81,6 +81,9 @@ MIN_CATCH_UP_CHARS = 512
 #: A catch-up slice of a view that can render without patching is fed and rendered in quarters until this much
 #: time is spent (ms); then the view is patched (its patch budget counts that render time).
 CATCH_UP_RENDER_MS = 6.0
+#: Paced, the time from the beat to the frame's work (the window's paint) the budgets above are sized for (ms; the
+#: 1 MB burst: p50 4.7); a frame whose paint took longer gives its work that much less.
+FRAME_PAINT_MS = 4.5
 FIXED_COST_STRIKES = 3
 #: At Stop, what arrived is painted at once only up to this many characters (a burst is shown another way).
 STOP_PAINT_CHARS = 8_192
@@ -114,6 +117,7 @@ class _Target:
     held: int = 0                         # chunks fed while the view lags: painted once it shows them
     paint_end: Callable[[], object] | None = None   # the reply ended: the last slice's paint (the final render)
     render: Callable[[], object] | None = None       # render what was fed, without patching (catch-up, timed)
+    spend: Callable[[float], object] | None = None   # the frame spent this many ms before the paint (its budget)
 
     @property
     def waiting(self) -> int:
@@ -162,6 +166,7 @@ class Coalescer(QObject):
         self.interval_ms = MIN_INTERVAL_MS
         self.last_tick_ms = 0.0
         self._soon = False                       # a tick is asked for the next loop turn (``paint_soon``)
+        self._beat_at = 0.0                      # paced: when the last beat fired (``clock`` seconds)
 
     @property
     def timer(self) -> Any:
@@ -170,19 +175,21 @@ class Coalescer(QObject):
 
     def attach(self, reply: Message, feed: Callable[[str], None], paint: Callable[[], bool],
                metrics: StreamMetrics | None = None, lagging: Callable[[], bool] | None = None,
-               render: Callable[[], object] | None = None) -> None:
+               render: Callable[[], object] | None = None, spend: Callable[[float], object] | None = None
+               ) -> None:
         """Start painting ``reply`` on each tick (replacing its previous target, e.g. when its view is re-made);
         each paint is stamped in ``metrics`` (the reply's ``Generation.metrics``) when given. ``lagging``: whether
         the view shows less than it was fed (see the module docstring)."""
         old = self._targets.get(reply.id)
         self._targets[reply.id] = _Target(reply, feed, paint, metrics, frozen=old.frozen if old else False,
-                                          lagging=lagging, render=render)
+                                          lagging=lagging, render=render, spend=spend)
         self._start()
 
     def catch_up(self, reply: Message, feed: Callable[[str], None], paint: Callable[[], bool],
                  metrics: StreamMetrics | None = None, caught_up: Callable[[], None] | None = None,
                  fed: int = 0, lagging: Callable[[], bool] | None = None,
-                 render: Callable[[], object] | None = None) -> None:
+                 render: Callable[[], object] | None = None, spend: Callable[[float], object] | None = None
+                 ) -> None:
         """Attach a view of ``reply`` that holds the first ``fed`` characters of its text (0: a re-made view,
         empty): the rest of the text so far goes into its backlog and is fed in slices like any other (opening
         a chat whose reply streams in the background never renders the whole reply in one tick); ``caught_up``
@@ -191,7 +198,7 @@ class Coalescer(QObject):
         old = self._targets.get(reply.id)
         reply.take_new()                     # what arrived so far is in the text below
         t = _Target(reply, feed, paint, metrics, frozen=old.frozen if old else False, lagging=lagging,
-                    render=render)
+                    render=render, spend=spend)
         t.caught_up = caught_up
         t.backlog = reply.text[fed:] if fed else reply.text
         self._targets[reply.id] = t
@@ -348,7 +355,7 @@ class Coalescer(QObject):
     def _lags(t: _Target) -> bool:
         return t.lagging is not None and t.lagging()
 
-    def _paint(self, t: _Target, budget_ms: float | None) -> int | None:
+    def _paint(self, t: _Target, budget_ms: float | None, late_ms: float = 0.0) -> int | None:
         """Take what arrived into the backlog and feed one slice of it (all of it when ``budget_ms`` is None),
         patch the view once (``t.paint``; the reply's last slice: ``t.paint_end`` when given); returns the
         chunks painted, None when there was nothing to paint. Adapts the slice to ``budget_ms``. A view that
@@ -375,7 +382,7 @@ class Coalescer(QObject):
                 t.feed(piece)
             if timed and limit and t.render is not None:
                 # a catch-up slice is fed and rendered in quarters until its render time is spent
-                deadline = t0 + CATCH_UP_RENDER_MS / 1000.0
+                deadline = t0 + max(0.0, CATCH_UP_RENDER_MS - late_ms) / 1000.0
                 t.render()
                 while t.waiting and fed < limit and self._clock() < deadline:
                     more, m = self._slice(t, min(max(MIN_CATCH_UP_CHARS, limit // 4), limit - fed))
@@ -390,6 +397,8 @@ class Coalescer(QObject):
         paint: Callable[[], object] = t.paint
         if t.paint_end is not None and not t.waiting:    # the reply's last slice: with the final render
             paint, t.paint_end = t.paint_end, None
+        if late_ms > 0 and t.spend is not None:
+            t.spend(late_ms)                 # the frame's paint ran over: its patch has that much less time
         paint()
         n += t.held
         t.held = 0
@@ -432,6 +441,7 @@ class Coalescer(QObject):
             return
         if self._grid is not None:
             self._grid.wait(self.interval_ms)    # the beat on the timer's grid, not up to ~1 ms after it
+        self._beat_at = self._clock()
         self._show()
         if self._targets and not self._work_due:
             self._work_due = True
@@ -458,7 +468,8 @@ class Coalescer(QObject):
         hold.hold()
         self._deferring = True
         try:
-            painted = self._work(present=False)
+            late = (self._clock() - self._beat_at) * 1000.0 - FRAME_PAINT_MS if self._beat_at else 0.0
+            painted = self._work(present=False, late_ms=max(0.0, late))
         finally:
             self._deferring = False
         if not painted and not self._unshown and hold.held:
@@ -476,16 +487,16 @@ class Coalescer(QObject):
         if hold is not None and hold.held:
             hold.release(present=bool(unshown) or hold.swallowed > 0)
 
-    def _work(self, present: bool) -> bool:
+    def _work(self, present: bool, late_ms: float = 0.0) -> bool:
         """Feed and patch each reply's next slice; ``present``: have the window paint it now. True when
         anything was painted."""
         t0 = self._clock()
         any_painted = False
         live = [t for t in self._targets.values() if not t.frozen]
-        budget = TICK_BUDGET_MS / max(1, len(live))
+        budget = max(TICK_BUDGET_MS / 4, TICK_BUDGET_MS - late_ms) / max(1, len(live))
         cut = False
         for t in live:
-            if self._paint(t, budget) is not None:
+            if self._paint(t, budget, late_ms) is not None:
                 any_painted = True
                 cut = cut or t.waiting > 0 or t.held > 0
         cost_ms = (self._clock() - t0) * 1000.0

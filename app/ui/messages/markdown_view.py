@@ -174,6 +174,10 @@ class MarkdownView(PatchedView):
         self.renderer.render()
         self._render_ms_unpatched += (time.perf_counter() - t_render) * 1000.0
 
+    def spend(self, ms: float) -> None:
+        """The frame spent ``ms`` before the next :meth:`refresh` (a paint that ran over): its patch budget less."""
+        self._render_ms_unpatched += ms
+
     def refresh(self) -> bool:
         """Patch the document with what arrived since the last call; True if anything changed.
 

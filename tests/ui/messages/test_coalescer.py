@@ -3,6 +3,8 @@ interval adapts to the cost of painting. Deterministic: no real timer fires, no 
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from app.core.conversation import Message, MessageStatus, Role
@@ -500,6 +502,37 @@ def test_paced_a_reply_that_ends_after_a_frames_work_is_finished_by_the_next_fra
     qapp.processEvents()                           # the next frame's work: the rest, with the end, then done
     assert steps == ["end after ['made', ' the end']", "done after ['made', ' the end']"]
     assert not co.tracked(r) and not timer.isActive()
+    window.deleteLater()
+
+
+@pytest.mark.parametrize("paint_ms", [2.0, 9.0])
+def test_paced_a_frame_whose_paint_ran_over_gives_its_work_less_time(qapp, paint_ms: float) -> None:
+    """The beat → the frame's work is the window's paint: past ``FRAME_PAINT_MS`` the work has that much less of
+    its budgets — the catch-up render's time, and the view's patch (``spend``) — so paint and work still end
+    before the next beat."""
+    from PySide6.QtWidgets import QWidget
+
+    from app.ui.messages.coalescer import CATCH_UP_RENDER_MS, FRAME_PAINT_MS
+
+    window, timer, clock = QWidget(), FakeTimer(), FakeClock()
+    co = Coalescer(window, timer=timer, clock=clock)
+    view, spent, rendered = View(clock), [], []
+
+    def render() -> None:                                     # 2.5 ms a render
+        rendered.append(clock())
+        clock.advance(0.0025)
+
+    r = reply()
+    co.attach(r, view.feed, view.paint, render=render, spend=spent.append)
+    r.append("v\n" * 200_000)                                 # a burst: caught up in timed slices
+    timer.fire()                                              # the beat
+    beat = clock()
+    clock.advance(paint_ms / 1000)                            # the window's paint
+    qapp.processEvents()                                      # the frame's work
+    late = max(0.0, paint_ms - FRAME_PAINT_MS)
+    assert spent == ([pytest.approx(late)] if late else [])
+    assert len(rendered) == math.ceil((CATCH_UP_RENDER_MS - late) / 2.5)   # begun in the render time left
+    assert (rendered[-1] - beat) * 1000 < paint_ms + CATCH_UP_RENDER_MS - late
     window.deleteLater()
 
 

@@ -187,7 +187,8 @@ def test_lagging_is_what_the_last_refresh_left_out_and_a_refresh_that_patched_no
 
 def test_a_render_before_the_refresh_counts_against_its_patch_budget(qtbot, monkeypatch) -> None:
     """A catch-up slice rendered in parts (``render_fed``) is patched by the next ``refresh``: the patch budget is
-    what is left after all of that render time, not only after the refresh's own render."""
+    what is left after all of that render time (and a frame's paint that ran over, ``spend``), not only after the
+    refresh's own render."""
     import app.ui.messages.markdown_view as mv
 
     class Clock:                                   # every reading of the view's clock is 5 ms after the last
@@ -208,10 +209,11 @@ def test_a_render_before_the_refresh_counts_against_its_patch_budget(qtbot, monk
     view.render_fed()                              # 5 ms
     view.append_text("Second part.\n\n")
     view.render_fed()                              # 5 ms more
+    view.spend(2.5)                                # the frame's paint ran 2.5 ms over
     view.refresh()                                 # its own render: 5 ms
     view.append_text("Third part.\n\n")
     view.refresh()
-    assert asked == [15.0, 5.0]                    # all three renders, then only its own
+    assert asked == [17.5, 5.0]                    # all three renders and the paint, then only its own
     assert "Third part." in view.toPlainText()
 
 
