@@ -84,6 +84,14 @@ CATCH_UP_RENDER_MS = 6.0
 #: Paced, the time from the beat to the frame's work (the window's paint) the budgets above are sized for (ms; the
 #: 1 MB burst: p50 4.7); a frame whose paint took longer gives its work that much less.
 FRAME_PAINT_MS = 4.5
+#: Paced, a reply's end that comes while a frame waits for its beat is painted at once (shown at that beat) when
+#: ``END_COST_FACTOR`` × the reply's last paint's cost still leaves ``FRAME_MARGIN_MS`` before the beat, else by
+#: the next frame's work (one frame later): a final render re-renders the unfinished tail, 5-10 ms for a 200 KB
+#: code line whose ticks cost 2-4 ms, and made that beat late (the fence shape's last frame: 18-25 ms, 4 runs);
+#: always one frame later, the end came 24-36 ms after the last chunk instead of 9-16 (the end-to-end ratio of a
+#: 2.5-3 s shape: −0.5 %).
+END_COST_FACTOR = 2.0
+FRAME_MARGIN_MS = 2.0
 FIXED_COST_STRIKES = 3
 #: At Stop, what arrived is painted at once only up to this many characters (a burst is shown another way).
 STOP_PAINT_CHARS = 8_192
@@ -118,6 +126,7 @@ class _Target:
     paint_end: Callable[[], object] | None = None   # the reply ended: the last slice's paint (the final render)
     render: Callable[[], object] | None = None       # render what was fed, without patching (catch-up, timed)
     spend: Callable[[float], object] | None = None   # the frame spent this many ms before the paint (its budget)
+    cost_ms: float = 0.0                  # what its last paint cost (ms)
 
     @property
     def waiting(self) -> int:
@@ -252,9 +261,8 @@ class Coalescer(QObject):
         """``reply`` ended: call ``done`` (the view's ``finish``) once everything that arrived is painted — now
         when what is left fits in one slice (painted first), else from the tick that paints its end
         (time-sliced like the rest). Then the reply is detached. Not attached (or frozen): ``done`` now.
-        Paced, when a frame is made and waits for its beat, the end is the next frame's work, like any text that
-        comes after a frame's work: painted now, it would only be shown at that beat too, and its final render
-        (5-10 ms for a 200 KB code line) made the beat late (that shape's last frame: 18-25 ms, 4 runs).
+        Paced, when a frame is made and waits for its beat and the end would not be done well before it
+        (``END_COST_FACTOR``), the end is the next frame's work, like any text that comes after a frame's work.
 
         ``paint_end`` (the view's ``finish`` alone, when ``done`` does it only if it was not done): what is left
         in one slice is fed and painted by it, with the end, in one patch. Patching the tail and then the final
@@ -265,7 +273,7 @@ class Coalescer(QObject):
             text, n = reply.take_new()
             self._take(t, text, n)
             t.paint_end = paint_end
-            if t.waiting > t.slice_chars or self._lags(t) or self._frame_waits():   # by the ticks, then done
+            if t.waiting > t.slice_chars or self._lags(t) or self._end_waits(t):   # by the ticks, then done
                 t.on_finished = done
                 return
             if t.waiting or t.backlog_chunks or t.held or paint_end is not None:
@@ -406,6 +414,7 @@ class Coalescer(QObject):
             first = 1 if n and not self._painted_chunks.get(t.reply.id) else 0
             t.held, n = n - first, first     # … but the reply's first chunk begins on screen now (its TTFT)
         t1 = self._clock()
+        t.cost_ms = (t1 - t0) * 1000.0
         if budget_ms is not None and not lag:
             cost_ms = (t1 - t0) * 1000.0
             if cost_ms > budget_ms and fed > MIN_SLICE_CHARS:
@@ -447,9 +456,14 @@ class Coalescer(QObject):
             self._work_due = True
             QTimer.singleShot(0, self, self._paced_work)
 
-    def _frame_waits(self) -> bool:
-        """Paced: a frame is made (its paints held) and waits for its beat."""
-        return self._hold is not None and self._hold.held and self._timer.isActive()
+    def _end_waits(self, t: _Target) -> bool:
+        """Paced, a frame is made (its paints held) and waits for its beat, and ``t``'s end — its final render,
+        reckoned at ``END_COST_FACTOR`` × its last paint's cost — would not be done ``FRAME_MARGIN_MS`` before
+        that beat: the end is then the next frame's work."""
+        if self._hold is None or not self._hold.held or not self._timer.isActive() or not self._beat_at:
+            return False
+        left_ms = (self._beat_at - self._clock()) * 1000.0 + self.interval_ms
+        return left_ms < END_COST_FACTOR * t.cost_ms + FRAME_MARGIN_MS
 
     def _frame_hold(self) -> FrameHold | None:
         parent = self.parent()

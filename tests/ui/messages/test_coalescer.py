@@ -484,24 +484,39 @@ def test_paced_stop_shows_the_frame_made_before_it(qapp) -> None:
     window.deleteLater()
 
 
-def test_paced_a_reply_that_ends_after_a_frames_work_is_finished_by_the_next_frames_work(qapp) -> None:
-    """The end comes at any moment of a frame, and its final render can cost 5-10 ms (a 200 KB code line):
-    painted when it came, after the frame's work, it made the next beat late (that shape's last frame: 18-25 ms).
-    Paced, the end is the next frame's work, like any text that comes after a frame's work."""
+@pytest.mark.parametrize("after_ms", [1.0, 9.0])
+def test_paced_an_end_that_would_make_the_beat_late_is_the_next_frames_work(qapp, after_ms: float) -> None:
+    """The end comes at any moment of a frame, and its final render can cost 5-10 ms (a 200 KB code line whose
+    ticks cost 2-4): painted when it came late in a frame, it made the next beat late (that shape's last frame:
+    18-25 ms). Paced, an end that comes while a frame waits for its beat is painted at once when twice the last
+    paint's cost still ends 2 ms before that beat (shown at that beat), else by the next frame's work."""
     from PySide6.QtWidgets import QWidget
 
-    window = QWidget()
-    timer, _clock, co, r, view, metrics = _paced_frame_made(qapp, window, "made")
+    from app.ui.messages.coalescer import END_COST_FACTOR, FRAME_MARGIN_MS
+
+    window, timer, clock = QWidget(), FakeTimer(), FakeClock()
+    co = Coalescer(window, timer=timer, clock=clock)
+    r, view, metrics = reply(), View(clock, cost_s=0.004), StreamMetrics()   # 4 ms a paint
+    co.attach(r, view.feed, view.paint, metrics)
+    r.append("made")
+    timer.fire()                                   # the beat
+    qapp.processEvents()                           # the frame's work: 4 ms
+    clock.advance(after_ms / 1000)                 # the end comes this long after the work
     r.append(" the end")
     steps: list[str] = []
     co.finish(r, lambda: steps.append(f"done after {view.fed}"),
               lambda: steps.append(f"end after {view.fed}"))
-    assert steps == [] and view.fed == ["made"] and co.tracked(r)     # nothing painted in this frame
-    timer.fire()                                   # the beat shows the frame made; the next work is posted
-    assert steps == [] and len(metrics.painted) == 1
-    qapp.processEvents()                           # the next frame's work: the rest, with the end, then done
-    assert steps == ["end after ['made', ' the end']", "done after ['made', ' the end']"]
-    assert not co.tracked(r) and not timer.isActive()
+    left = MIN_INTERVAL_MS - 4 - after_ms
+    if left >= END_COST_FACTOR * 4 + FRAME_MARGIN_MS:   # 11 ms left: it fits, painted now
+        assert steps == ["end after ['made', ' the end']", "done after ['made', ' the end']"]
+        assert not co.tracked(r)
+    else:                                          # 3 ms left: nothing painted in this frame …
+        assert steps == [] and view.fed == ["made"] and co.tracked(r)
+        timer.fire()                               # … the beat shows the frame made; the next work is posted
+        assert steps == [] and len(metrics.painted) == 1
+        qapp.processEvents()                       # the next frame's work: the rest, with the end, then done
+        assert steps == ["end after ['made', ' the end']", "done after ['made', ' the end']"]
+        assert not co.tracked(r) and not timer.isActive()
     window.deleteLater()
 
 
