@@ -173,8 +173,7 @@ def hostile_shapes() -> dict[str, tuple[list[str], float]]:
     - ``long_quote``: a quote of 2,000 lines at 5,000 tokens/s;
     - ``table_at_end``, ``task_list_at_end``: the same table and task list ending the reply (a reply that ends in
       its table, or one stopped in it: the block is closed by the end of the text, in the last tick);
-    - ``fence_long_line``: a 200,000-character line inside a code fence, 400-character chunks at 200/s (80 KB/s,
-      2.5 s like the others: at 500/s it lasted 1 s, 62 frames, whose p99 was their slowest frame).
+    - ``fence_long_line``: a 200,000-character line in a code fence, 400-character chunks at 200/s (2.5 s).
     """
     text, _p, _q = build_reply(target_tokens=2_000)
     mb = (text * (1_000_000 // len(text) + 1))[:1_000_000]
