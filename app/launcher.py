@@ -246,7 +246,6 @@ def main(argv: list[str] | None = None) -> int:
         if spare_core():           # on a core of its own; else the window's load starts it, once the window is up
             prestart()
 
-    import qasync
     from PySide6.QtWidgets import QApplication
 
     from app.core.history.store import Store
@@ -269,9 +268,10 @@ def main(argv: list[str] | None = None) -> int:
     install_translations(settings.language)
     if settings.theme != "system":
         apply_theme(settings.theme)
-    loop = qasync.QEventLoop(app)
+    from app.ui.window.gui_thread import collect_on_gui_thread, new_loop
+
+    loop = new_loop(app)
     asyncio.set_event_loop(loop)
-    from app.ui.window.gui_thread import collect_on_gui_thread
 
     collect_on_gui_thread()      # cyclic garbage (Qt wrappers among it) is freed on this thread only
     # the smoke test checks an install: it must not add its fixed prompt to the user's history

@@ -84,11 +84,9 @@ def _session_qloop(qapp):
     frees a Qt wrapper that a cycle held."""
     import asyncio
 
-    import qasync
+    from app.ui.window.gui_thread import collect_on_gui_thread, new_loop
 
-    from app.ui.window.gui_thread import collect_on_gui_thread
-
-    loop = qasync.QEventLoop(qapp)
+    loop = new_loop(qapp)
     asyncio.set_event_loop(loop)
     guard = collect_on_gui_thread()
     yield loop

@@ -96,15 +96,14 @@ def emit(result: dict[str, Any]) -> None:
 def qt_loop() -> Iterator[asyncio.AbstractEventLoop]:
     """A QApplication (offscreen unless a platform is set) with a qasync event loop, as in the app."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    import qasync
     from PySide6.QtWidgets import QApplication
 
-    from app.ui.window.gui_thread import GuiThreadCollections, close_loop
+    from app.ui.window.gui_thread import GuiThreadCollections, close_loop, new_loop
 
     app = QApplication.instance() or QApplication([])
     collections = GuiThreadCollections()      # as the launcher does: cyclic garbage is freed on this thread
     collections.install()
-    loop = qasync.QEventLoop(app)
+    loop = new_loop(app)
     asyncio.set_event_loop(loop)
     try:
         yield loop

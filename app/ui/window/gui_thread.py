@@ -23,6 +23,12 @@ collector is turned off, and the GUI thread runs the generations that are due, b
 and thresholds, each time its event loop is about to wait (``QAbstractEventDispatcher.aboutToBlock``: between
 frames, never inside a tick), so every object freed by the cyclic collector is freed on the GUI thread. A loop
 that stays busy for a second with garbage pending collects from a one-shot timer; an idle loop is never woken.
+
+:func:`new_loop` makes the app's qasync loop with a standard ``ThreadPoolExecutor`` as its default executor:
+qasync's own starts ten ``QThread`` subclasses at once, and a starting ``QThread`` asks its Python wrapper for its
+meta-object (the thread's name) from the new thread, without the GIL (PySide's ``retrieveMetaObject``), while
+the GUI thread and the other workers run Python: the app died of it at start-up about once in 60 runs (SIGSEGV in
+``PySide::MetaObjectBuilder::update``, in a thread that had not run any Python yet).
 """
 
 from __future__ import annotations
@@ -30,13 +36,28 @@ from __future__ import annotations
 import asyncio
 import gc
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import shiboken6
 from PySide6.QtCore import QAbstractEventDispatcher, QCoreApplication, QObject, QThread, QTimer
 
+#: Worker threads of the loop's default executor (qasync's own default).
+EXECUTOR_WORKERS = 10
 #: How deep :func:`loop_qt_objects` looks into the loop's attributes (the loop → its executor → its workers).
 _DEPTH = 3
+
+
+def new_loop(app: QCoreApplication) -> Any:
+    """A ``qasync.QEventLoop`` for ``app`` (not set as the current loop) whose ``run_in_executor(None, …)`` runs on
+    a ``ThreadPoolExecutor`` of ``EXECUTOR_WORKERS`` Python threads named ``brook-worker-N``, started as jobs come,
+    instead of qasync's ``QThread`` workers (see the module docstring). Closing the loop shuts it down and waits
+    for its threads, as qasync's does. (Typed ``Any``: qasync ships no type information.)"""
+    import qasync
+
+    loop = qasync.QEventLoop(app)
+    loop.set_default_executor(ThreadPoolExecutor(EXECUTOR_WORKERS, thread_name_prefix="brook-worker"))
+    return loop
 
 
 def loop_qt_objects(loop: asyncio.AbstractEventLoop) -> list[QObject]:

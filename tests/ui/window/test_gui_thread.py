@@ -81,6 +81,46 @@ def test_a_closed_loop_leaves_no_qt_object_for_another_thread_to_free() -> None:
     assert deleted >= 3, out          # the timer, the call-soon signaller, the executor's worker(s)
 
 
+#: The app's loop (``new_loop``) runs executor jobs, many at once, and reports the threads they ran on and the
+#: Qt objects the loop owns.
+EXECUTOR_SCRIPT = textwrap.dedent("""
+    import asyncio, threading
+    from PySide6.QtWidgets import QApplication
+    from app.ui.window.gui_thread import close_loop, loop_qt_objects, new_loop
+
+    app = QApplication([])
+    loop = new_loop(app)
+    asyncio.set_event_loop(loop)
+
+    def job():
+        return threading.current_thread().name
+
+    async def work():
+        return await asyncio.gather(*(loop.run_in_executor(None, job) for _ in range(30)))
+
+    names = loop.run_until_complete(work())
+    print("threads:", sorted(set(names)), flush=True)
+    print("owned:", sorted({type(o).__name__ for o in loop_qt_objects(loop)}), flush=True)
+    close_loop(loop)
+""")
+
+
+def test_the_apps_loop_runs_executor_jobs_on_python_threads_not_qthreads() -> None:
+    """qasync's default executor starts ten ``QThread`` subclasses, whose start asks PySide for their meta-object
+    without the GIL: the app segfaulted at start-up about once in 60 runs (``gui_thread.new_loop``)."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", EXECUTOR_SCRIPT], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=120)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    threads = next(line for line in proc.stdout.splitlines() if line.startswith("threads:"))
+    names = threads.removeprefix("threads: ").strip("[]").replace("'", "").split(", ")
+    assert names and all(n.startswith("brook-worker_") for n in names), out
+    assert 1 <= len(names) <= 10, out                          # EXECUTOR_WORKERS at most
+    owned = next(line for line in proc.stdout.splitlines() if line.startswith("owned:"))
+    assert "Thread" not in owned, out
+
+
 class _Node:
     """A cycle's member (``me`` points at itself)."""
 
