@@ -16,10 +16,12 @@ the 1 MB burst's parse ticks were 18 ms at p99, 13 after). The slices are cut at
 backlog is finished (:meth:`Coalescer.finish`) once the backlog is painted.
 
 A view may *lag*: one patch inserts a bounded amount of HTML (``PATCH_BUDGET_CHARS``), and a slice of tables and
-coloured code can render to eight times its length. While the view says it lags (``lagging``), a tick feeds it
-nothing and only patches it again, and the chunks fed are counted as painted (and the reply finished) once the
-view shows them. Without that, 1 MB in one chunk was "finished" after 3 s with 1.3 of its 8.1 MB of HTML on
-screen, and the rest came 8 KB every 50 ms (``MORE_DELAY_MS``): 40 s more.
+coloured code can render to eight times its length. While the view says it lags (``lagging``) by a whole patch
+(``saturated``), a tick feeds it nothing and only patches it again; by less, the tick feeds it its next slice too
+and the one patch inserts the rest first (patches of the rest alone cost 1-3 ms: half the ticks of a fast remote
+reply's catch-up). The chunks fed are counted as painted (and the reply finished) once the view shows them.
+Without that, 1 MB in one chunk was "finished" after 3 s with 1.3 of its 8.1 MB of HTML on screen, and the rest
+came 8 KB every 50 ms (``MORE_DELAY_MS``): 40 s more.
 
 A reply's first chunk counts at the first patch that shows its beginning, so the time to first token is the
 screen's: when the view lags after it, and when it came in a burst, whose chunks otherwise count in proportion to
@@ -126,6 +128,7 @@ class _Target:
     paint_end: Callable[[], object] | None = None   # the reply ended: the last slice's paint (the final render)
     render: Callable[[], object] | None = None       # render what was fed, without patching (catch-up, timed)
     spend: Callable[[float], object] | None = None   # the frame spent this many ms before the paint (its budget)
+    saturated: Callable[[], bool] | None = None     # the view lags by a whole patch (None: whenever it lags)
     cost_ms: float = 0.0                  # what its last paint cost (ms)
 
     @property
@@ -184,21 +187,22 @@ class Coalescer(QObject):
 
     def attach(self, reply: Message, feed: Callable[[str], None], paint: Callable[[], bool],
                metrics: StreamMetrics | None = None, lagging: Callable[[], bool] | None = None,
-               render: Callable[[], object] | None = None, spend: Callable[[float], object] | None = None
-               ) -> None:
+               render: Callable[[], object] | None = None, spend: Callable[[float], object] | None = None,
+               saturated: Callable[[], bool] | None = None) -> None:
         """Start painting ``reply`` on each tick (replacing its previous target, e.g. when its view is re-made);
         each paint is stamped in ``metrics`` (the reply's ``Generation.metrics``) when given. ``lagging``: whether
-        the view shows less than it was fed (see the module docstring)."""
+        the view shows less than it was fed; ``saturated``: whether what it has not shown fills its next patch
+        (see the module docstring)."""
         old = self._targets.get(reply.id)
         self._targets[reply.id] = _Target(reply, feed, paint, metrics, frozen=old.frozen if old else False,
-                                          lagging=lagging, render=render, spend=spend)
+                                          lagging=lagging, render=render, spend=spend, saturated=saturated)
         self._start()
 
     def catch_up(self, reply: Message, feed: Callable[[str], None], paint: Callable[[], bool],
                  metrics: StreamMetrics | None = None, caught_up: Callable[[], None] | None = None,
                  fed: int = 0, lagging: Callable[[], bool] | None = None,
-                 render: Callable[[], object] | None = None, spend: Callable[[float], object] | None = None
-                 ) -> None:
+                 render: Callable[[], object] | None = None, spend: Callable[[float], object] | None = None,
+                 saturated: Callable[[], bool] | None = None) -> None:
         """Attach a view of ``reply`` that holds the first ``fed`` characters of its text (0: a re-made view,
         empty): the rest of the text so far goes into its backlog and is fed in slices like any other (opening
         a chat whose reply streams in the background never renders the whole reply in one tick); ``caught_up``
@@ -207,7 +211,7 @@ class Coalescer(QObject):
         old = self._targets.get(reply.id)
         reply.take_new()                     # what arrived so far is in the text below
         t = _Target(reply, feed, paint, metrics, frozen=old.frozen if old else False, lagging=lagging,
-                    render=render, spend=spend)
+                    render=render, spend=spend, saturated=saturated)
         t.caught_up = caught_up
         t.backlog = reply.text[fed:] if fed else reply.text
         self._targets[reply.id] = t
@@ -374,7 +378,8 @@ class Coalescer(QObject):
         if not t.waiting and not t.backlog_chunks and not lag and not t.held and t.paint_end is None:
             return None
         t0 = self._clock()
-        if lag:
+        starve = lag and (t.saturated is None or t.saturated())    # the rest alone fills the patch: fed nothing
+        if starve:
             piece, n, catching, fed = "", 0, False, 0
         else:
             t.min_slice = max(t.min_slice, t.waiting // CATCH_UP_TICKS)   # this backlog: done in CATCH_UP_TICKS
@@ -415,7 +420,7 @@ class Coalescer(QObject):
             t.held, n = n - first, first     # … but the reply's first chunk begins on screen now (its TTFT)
         t1 = self._clock()
         t.cost_ms = (t1 - t0) * 1000.0
-        if budget_ms is not None and not lag:
+        if budget_ms is not None and not starve:
             cost_ms = (t1 - t0) * 1000.0
             if cost_ms > budget_ms and fed > MIN_SLICE_CHARS:
                 t.slice_chars = max(MIN_SLICE_CHARS, int(fed * budget_ms / cost_ms * 0.8))

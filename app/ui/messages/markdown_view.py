@@ -235,6 +235,13 @@ class MarkdownView(PatchedView):
         render tick then patches it again before it feeds it more (``Coalescer``)."""
         return self._lagging
 
+    def saturated(self) -> bool:
+        """Whether the pieces the last :meth:`refresh` left out hold a whole patch budget (``chars(0)``): the
+        render tick then only patches; with less left it also feeds the next slice, and the patch inserts the
+        rest first, then the new pieces (patches of the rest alone, 1-3 ms, were half the ticks of a fast remote
+        reply's catch-up)."""
+        return self._lagging and self.behind_chars >= self._budget.chars(0.0)
+
     def finish(self) -> None:
         """End of stream: the renderer's final blocks are shown (a late link reference may re-render all)."""
         first_changed = self.renderer.finish()

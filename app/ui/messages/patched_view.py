@@ -57,6 +57,7 @@ class PatchedView(LinkedView):
     _stable_pieces: list[str]
     _later_expanded: bool   # reasoning sections inside the answer shown (MarkdownView)
     behind: bool            # the last patch left pieces for the next one (its budget)
+    behind_chars: int       # … and their HTML characters
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -222,6 +223,7 @@ class PatchedView(LinkedView):
         self._thinking_end = 0  # where the reasoning section ends in the first document (MarkdownView)
         self._version = -1
         self.behind = False  # the last patch left pieces to insert (its budget)
+        self.behind_chars = 0  # their HTML characters
         self.inserted = 0    # HTML characters the last patch inserted
         self._drop_segments(0)
 
@@ -322,6 +324,7 @@ class PatchedView(LinkedView):
         open paragraph re-parsed after it grew by a fifth) is shown over several ticks.
         """
         self.behind = False
+        self.behind_chars = 0
         self.inserted = 0
         for html in stable[self._n_stable :]:
             self._stable_pieces.extend(view_pieces(html, PIECE))
@@ -399,6 +402,7 @@ class PatchedView(LinkedView):
                 html = new(j)
                 if budget is not None and inserted >= budget:
                     self.behind = True       # the rest on the next patch
+                    self.behind_chars = sum(len(new(k)) for k in range(j, n_new))
                     break
                 inserted += len(html)
                 self.inserted = inserted
@@ -439,6 +443,7 @@ class PatchedView(LinkedView):
                     return j
                 if budget is not None and done >= budget:
                     self.behind = True
+                    self.behind_chars = sum(len(new(k)) for k in range(j, n))
                     self._n_frozen = min(self._n_frozen, j)     # compared again at the next patch
                     return n
                 if j < self._live_first:

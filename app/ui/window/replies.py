@@ -100,7 +100,8 @@ class ReplyPainting:
             # the widget the reply had when its chat was left (the list kept it): it shows what it showed, and
             # the render tick feeds it what arrived meanwhile
             self.coalescer.catch_up(gen.reply, view.append_text, view.refresh, gen.metrics, fed=fed,
-                                    lagging=view.lagging, render=view.render_fed, spend=view.spend)
+                                    lagging=view.lagging, render=view.render_fed, spend=view.spend,
+                                    saturated=view.saturated)
             return
         elif fresh_view and gen.reply.text:
             # a re-made view shows the end of the text so far as a preview (the list follows the bottom) while
@@ -110,7 +111,7 @@ class ReplyPainting:
                                     lagging=view.lagging)
             return
         self.coalescer.attach(gen.reply, view.append_text, view.refresh, gen.metrics, view.lagging, view.render_fed,
-                              view.spend)
+                              view.spend, view.saturated)
 
     def changed(self, gen: Generation) -> None:
         reply = gen.reply

@@ -602,6 +602,29 @@ class LaggingView(View):
     def lagging(self) -> bool:
         return self.shown < len("".join(self.fed))
 
+    def saturated(self) -> bool:
+        """What it was fed and does not show fills its next patch."""
+        return len("".join(self.fed)) - self.shown >= self.per_patch
+
+
+def test_a_view_that_lags_by_less_than_a_patch_is_fed_its_next_slice_with_the_patch_of_the_rest(parts) -> None:
+    """Patches of the rest alone (1-3 ms) were half the ticks of a fast remote reply's catch-up."""
+    co, timer, clock = parts
+    r, view = reply(), LaggingView(clock, per_patch=100)
+    metrics = StreamMetrics()
+    co.attach(r, view.feed, view.paint, metrics, view.lagging, saturated=view.saturated)
+    r.append("a" * 120)
+    r.append("a" * 80)
+    r.append("a" * 50)
+    timer.fire()                                     # fed 250, shows 100: 150 left, more than a patch
+    assert view.fed == ["a" * 250] and view.shown == 100 and co.painted_chunks(r) == 1
+    r.append("b" * 10)
+    timer.fire()                                     # a whole patch left: patched only, fed nothing
+    assert view.fed == ["a" * 250] and view.shown == 200 and co.painted_chunks(r) == 1
+    timer.fire()                                     # 50 left, less than a patch: the waiting text is fed too
+    assert view.fed == ["a" * 250, "b" * 10] and view.shown == 260 and not view.lagging()
+    assert co.painted_chunks(r) == 4 and len(metrics.painted) == 4
+
 
 def test_a_lagging_view_is_patched_and_fed_nothing_until_it_shows_what_it_was_fed(parts) -> None:
     co, timer, clock = parts
