@@ -49,7 +49,7 @@ PLAN: list[tuple[str, list[str], list[str]]] = [
     ("sidebar", [], ["--opens", "12"]),
     ("idle", [], ["--seconds", "2"]),
     ("startup", [], ["--runs", "1"]),
-    ("remote", [], ["--rounds", "2", "--events", "2000", "--stops", "5"]),
+    ("remote", [], ["--rounds", "2", "--events", "10000", "--stops", "5"]),
 ]
 
 
@@ -123,7 +123,7 @@ BUDGETS = [
            "bundled model: launch → window shown, engine host ÷ in-process"),
     Budget("startup", "model_ready_ratio", "<=", 1.10, "bundled model: launch → model ready, engine host ÷ in-process"),
     Budget("remote", "throughput_ratio_remote", ">=", 0.98, "remote SSE path vs a raw httpx-sse loop"),
-    Budget("remote", "throughput_ratio_unpaced", ">=", 0.9, "… unpaced (each path as fast as it can)"),
+    Budget("remote", "throughput_ratio_unpaced", ">=", 0.5, "… unpaced, vs reading then showing it at once"),
     Budget("remote", "stop_to_disconnect_ms_p95", "<=", 50.0, "remote: Stop → server sees the disconnect, p95 (ms)"),
     Budget("remote", "chunks_after_stop", "==", 0, "remote: chunks shown after Stop"),
 ]
