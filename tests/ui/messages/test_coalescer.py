@@ -294,6 +294,36 @@ def test_a_catch_up_slice_is_rendered_in_quarters_until_its_render_time_is_spent
     #                                                           slices are fed and painted as usual)
 
 
+def test_the_rest_of_an_ended_reply_is_rendered_in_quarters_until_its_render_time_is_spent(parts) -> None:
+    """A reply that ended with more text waiting than its slice (an expensive tick had shrunk it): the next tick
+    feeds and renders the rest in parts until ``CATCH_UP_RENDER_MS`` is spent, not one slice a tick (at 5,000
+    tokens/s the last paint came up to 146 ms after the last chunk)."""
+    from app.ui.messages.coalescer import CATCH_UP_RENDER_MS
+
+    co, timer, clock = parts
+    renders: list[int] = []
+    view = View(clock)
+
+    def render() -> None:                                     # 1 µs a character fed since the last render
+        fed = sum(map(len, view.fed)) - sum(renders)
+        renders.append(fed)
+        clock.advance(fed * 1e-6)
+
+    r = reply()
+    co.attach(r, view.feed, view.paint, render=render)
+    r.append("w\n" * 100)
+    timer.fire()
+    co._targets[r.id].slice_chars = 256                       # as an expensive tick leaves it
+    r.append("x\n" * 2_000)                                  # 4,000 characters wait when the reply ends
+    done: list[bool] = []
+    co.finish(r, lambda: done.append(True))
+    assert not done and co.waiting(r) == 4_000
+    t0 = clock()
+    timer.fire()
+    assert done == [True] and "".join(view.fed) == "w\n" * 100 + "x\n" * 2_000    # all of it in one tick
+    assert len(renders) > 1 and (clock() - t0) * 1000 < CATCH_UP_RENDER_MS
+
+
 def test_a_tick_that_painted_has_its_window_paint_in_the_next_loop_turn(qapp) -> None:
     """Unpaced, not after Qt's update delay: the window gets its update request from the tick's loop turn."""
     from PySide6.QtWidgets import QWidget
