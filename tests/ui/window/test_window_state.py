@@ -19,7 +19,9 @@ pytestmark = pytest.mark.timeout(120)
 def window_with_chats(qtbot, qloop, store: Store, n: int = 2) -> MainWindow:  # type: ignore[no-untyped-def]
     w = MainWindow(ScriptedEngine(["Hi", "!"], tokens_per_s=0), AppSettings.load(), store)
     qtbot.addWidget(w)
-    w.show()
+    with qtbot.waitActive(w):         # a click gives focus in the active window only (it came late on a busy CI)
+        w.show()
+        w.activateWindow()
     assert qloop.run_until_complete(w.load_model())
     for i in range(n):
         w.new_chat()
