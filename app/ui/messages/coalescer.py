@@ -386,11 +386,12 @@ class Coalescer(QObject):
             floor = min(t.min_slice, t.catch_chars) if t.catch_chars else t.min_slice
             limit = None if budget_ms is None else max(t.slice_chars, floor)
             catching = budget_ms is not None and t.catch_chars > 0 and floor >= t.slice_chars < t.waiting
+            part = max(MIN_CATCH_UP_CHARS, limit // 4) if limit else 0     # a timed slice's parts
             ending = t.on_finished is not None and t.render is not None and limit is not None and t.waiting > limit
-            if ending:                       # the reply ended: its rest, as much as the clock lets through
+            if ending:                       # the reply ended: its rest, in parts, as much as the clock lets through
                 limit = t.waiting
             timed = (catching or ending) and t.render is not None and limit is not None
-            piece, n = self._slice(t, max(MIN_CATCH_UP_CHARS, limit // 4) if timed and limit else limit)
+            piece, n = self._slice(t, part if timed and limit else limit)
             if piece and not n and t.backlog_chunks and not self._painted_chunks.get(t.reply.id):
                 n, t.backlog_chunks = 1, t.backlog_chunks - 1   # the first slice holds the first chunk's start
             fed = len(piece)
@@ -401,7 +402,7 @@ class Coalescer(QObject):
                 deadline = t0 + max(0.0, CATCH_UP_RENDER_MS - late_ms) / 1000.0
                 t.render()
                 while t.waiting and fed < limit and self._clock() < deadline:
-                    more, m = self._slice(t, min(max(MIN_CATCH_UP_CHARS, limit // 4), limit - fed))
+                    more, m = self._slice(t, min(part, limit - fed))
                     t.feed(more)
                     t.render()
                     fed, n = fed + len(more), n + m

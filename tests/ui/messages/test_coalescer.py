@@ -322,6 +322,34 @@ def test_the_rest_of_an_ended_reply_is_rendered_in_quarters_until_its_render_tim
     timer.fire()
     assert done == [True] and "".join(view.fed) == "w\n" * 100 + "x\n" * 2_000    # all of it in one tick
     assert len(renders) > 1 and (clock() - t0) * 1000 < CATCH_UP_RENDER_MS
+    assert max(map(len, view.fed[1:])) <= 512 + 2       # in parts of a catch-up slice's size, not a quarter of the
+    #                                                     rest (1 MB in one chunk: parts of 250 KB, 205 ms frames)
+
+
+def test_a_burst_that_ended_at_once_is_rendered_in_parts_of_a_catch_up_slice(parts) -> None:
+    """1 MB in one chunk ends at once: its rest is fed in parts of the catch-up slice's size, each rendered,
+    until the render time is spent — never a quarter of the megabyte in one part."""
+    from app.ui.messages.coalescer import CATCH_UP_RENDER_MS
+
+    co, timer, clock = parts
+    renders: list[int] = []
+    view = View(clock)
+
+    def render() -> None:                                     # 4 µs a character fed since the last render
+        fed = sum(map(len, view.fed)) - sum(renders)
+        renders.append(fed)
+        clock.advance(fed * 4e-6)
+
+    r = reply()
+    co.attach(r, view.feed, view.paint, render=render)
+    r.append("w\n" * 500_000)                                 # 1 MB at once, and the reply ends
+    done: list[bool] = []
+    co.finish(r, lambda: done.append(True))
+    while not done:
+        t0 = clock()
+        timer.fire()
+        assert (clock() - t0) * 1000 < 2 * CATCH_UP_RENDER_MS + 1
+    assert "".join(view.fed) == "w\n" * 500_000
 
 
 def test_a_tick_that_painted_has_its_window_paint_in_the_next_loop_turn(qapp) -> None:
