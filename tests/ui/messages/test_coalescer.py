@@ -4,6 +4,7 @@ interval adapts to the cost of painting. Deterministic: no real timer fires, no 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import pytest
 
@@ -264,6 +265,20 @@ def test_a_catch_up_slice_costs_at_most_catch_up_tick_ms_when_the_cost_grows_wit
     assert len(costs) < 1_000_000 * 2e-6 * 1000 / (CATCH_UP_TICK_MS - 3) * 2   # and not many more ticks
 
 
+def rendering_view(clock: FakeClock, per_char_s: float) -> tuple[View, list[int], Callable[[], None]]:
+    """A view that renders without patching (``render``): each render costs ``per_char_s`` a character fed since
+    the last one; ``renders`` gets the characters each render took."""
+    renders: list[int] = []
+    view = View(clock)
+
+    def render() -> None:
+        fed = sum(map(len, view.fed)) - sum(renders)
+        renders.append(fed)
+        clock.advance(fed * per_char_s)
+
+    return view, renders, render
+
+
 def test_a_catch_up_slice_is_rendered_in_quarters_until_its_render_time_is_spent(parts) -> None:
     """A view that renders without patching (``render``): the catch-up slice is fed in quarters, each rendered,
     until ``CATCH_UP_RENDER_MS`` is spent, then patched once. A render dearer than predicted (tables cost more a
@@ -271,13 +286,7 @@ def test_a_catch_up_slice_is_rendered_in_quarters_until_its_render_time_is_spent
     from app.ui.messages.coalescer import CATCH_UP_RENDER_MS
 
     co, timer, clock = parts
-    renders: list[int] = []
-    view = View(clock)
-
-    def render() -> None:                                     # 4 µs a character fed since the last render
-        fed = sum(map(len, view.fed)) - sum(renders)
-        renders.append(fed)
-        clock.advance(fed * 4e-6)
+    view, renders, render = rendering_view(clock, 4e-6)       # 4 µs a character fed since the last render
 
     r = reply()
     co.attach(r, view.feed, view.paint, render=render)
@@ -301,13 +310,7 @@ def test_the_rest_of_an_ended_reply_is_rendered_in_quarters_until_its_render_tim
     from app.ui.messages.coalescer import CATCH_UP_RENDER_MS
 
     co, timer, clock = parts
-    renders: list[int] = []
-    view = View(clock)
-
-    def render() -> None:                                     # 1 µs a character fed since the last render
-        fed = sum(map(len, view.fed)) - sum(renders)
-        renders.append(fed)
-        clock.advance(fed * 1e-6)
+    view, renders, render = rendering_view(clock, 1e-6)       # 1 µs a character fed since the last render
 
     r = reply()
     co.attach(r, view.feed, view.paint, render=render)
@@ -332,13 +335,7 @@ def test_a_burst_that_ended_at_once_is_rendered_in_parts_of_a_catch_up_slice(par
     from app.ui.messages.coalescer import CATCH_UP_RENDER_MS
 
     co, timer, clock = parts
-    renders: list[int] = []
-    view = View(clock)
-
-    def render() -> None:                                     # 4 µs a character fed since the last render
-        fed = sum(map(len, view.fed)) - sum(renders)
-        renders.append(fed)
-        clock.advance(fed * 4e-6)
+    view, _renders, render = rendering_view(clock, 4e-6)       # 4 µs a character fed since the last render
 
     r = reply()
     co.attach(r, view.feed, view.paint, render=render)
