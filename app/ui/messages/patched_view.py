@@ -32,6 +32,7 @@ from PySide6.QtWidgets import QAbstractScrollArea, QWidget
 
 from app.core.render.markdown import PIECE
 from app.core.render.markdown.thinking import THINK_DIM, fold_later_thinking
+from app.ui.messages.patch_budget import PATCH_BUDGET_MAX_CHARS
 from app.ui.messages.restyle import restyle_in_place, spans_only
 from app.ui.messages.rich_text import (
     PieceInserter,
@@ -57,7 +58,7 @@ class PatchedView(LinkedView):
     _stable_pieces: list[str]
     _later_expanded: bool   # reasoning sections inside the answer shown (MarkdownView)
     behind: bool            # the last patch left pieces for the next one (its budget)
-    behind_chars: int       # … and their HTML characters
+    behind_chars: int       # … and their HTML characters, counted up to a patch budget's bound
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -402,7 +403,7 @@ class PatchedView(LinkedView):
                 html = new(j)
                 if budget is not None and inserted >= budget:
                     self.behind = True       # the rest on the next patch
-                    self.behind_chars = sum(len(new(k)) for k in range(j, n_new))
+                    self.behind_chars = _chars_left(new, j, n_new)
                     break
                 inserted += len(html)
                 self.inserted = inserted
@@ -443,7 +444,7 @@ class PatchedView(LinkedView):
                     return j
                 if budget is not None and done >= budget:
                     self.behind = True
-                    self.behind_chars = sum(len(new(k)) for k in range(j, n))
+                    self.behind_chars = _chars_left(new, j, n)
                     self._n_frozen = min(self._n_frozen, j)     # compared again at the next patch
                     return n
                 if j < self._live_first:
@@ -484,3 +485,15 @@ class PatchedView(LinkedView):
 def _segment_full(chars: int, tables: int) -> bool:
     """Whether pieces of ``chars`` HTML characters and ``tables`` tables fill a segment."""
     return chars >= SEGMENT_CHARS or tables >= SEGMENT_TABLES
+
+
+def _chars_left(new: Callable[[int], str], i: int, n: int) -> int:
+    """HTML characters of the pieces ``new(i)`` … ``new(n - 1)``, counted only until they reach the largest patch
+    budget (``PATCH_BUDGET_MAX_CHARS``): counting what a cut patch left costs no more than inserting what it did,
+    not the whole rest of a long reply built in slices."""
+    total = 0
+    for k in range(i, n):
+        total += len(new(k))
+        if total >= PATCH_BUDGET_MAX_CHARS:
+            break
+    return total
