@@ -4,8 +4,9 @@ Counts the main thread's wake-ups while nothing streams or loads, in the same ru
 
 - ``bare``: a bare PySide6 ``QMainWindow`` on a qasync loop (the baseline: what Qt and qasync cost by themselves);
 - ``brook``: Brook's ``MainWindow`` (scripted engine, loaded, a history file on disk, the input focused) with the
-  event-loop watchdog started as the launcher starts it (``app.ui.window.loop_watch.watch_loop``: gated by the
-  loop's turns), measured once the caret has stopped blinking (``CARET_REST_S`` after the last input);
+  event-loop watchdog started as the launcher starts it (``app.ui.window.loop_watch.watch_loop``: it pings only
+  a loop it sees running Python, never one that waits for events), measured once the caret has stopped blinking
+  (``CARET_REST_S`` after the last input);
 - ``brook_ungated``: the same window with a watchdog that pings all the time (how it was before).
 
 A wake-up is one ``QAbstractEventDispatcher.awake`` (the loop came back from waiting for events); the main

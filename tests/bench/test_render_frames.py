@@ -40,3 +40,36 @@ def test_a_reply_finished_before_its_view_shows_all_of_it_is_reported(qapp, monk
     monkeypatch.setattr(Coalescer, "_lags", staticmethod(lambda t: False))   # the tick ignores a view that lags
     out = render.measure_window([burst], 1.0, timeout_s=60)
     assert out["final_html_equals_one_shot"] and not out["shown_whole_at_finish"]
+
+
+def test_the_window_scenarios_run_the_apps_own_watchdog_and_count_its_stalls(qapp, monkeypatch,
+                                                                            tmp_path: Path) -> None:
+    """The bench's window runs the loop watchdog the launcher starts (gated by the loop's turns, the settings'
+    threshold), not one that pings the loop every 10 ms: that one switched the window's thread out ~200 times a
+    second. A final render that blocks the loop for 0.3 s is one of its stalls."""
+    from app.core.settings import AppSettings
+    from app.ui.window import loop_watch
+
+    for name in ("BROOK_DATA_DIR", "BROOK_CONFIG_DIR"):
+        monkeypatch.setenv(name, str(tmp_path / name))
+    monkeypatch.delenv("BROOK_BENCH_STACKS", raising=False)
+    started: list[object] = []
+    real_watch = loop_watch.watch_loop
+
+    def watch(threshold_ms, loop=None):  # type: ignore[no-untyped-def]
+        wd = real_watch(threshold_ms, loop)
+        started.append(wd)
+        return wd
+
+    monkeypatch.setattr(loop_watch, "watch_loop", watch)
+    real = MarkdownView.finish
+
+    def slow_finish(self, *a, **k):  # type: ignore[no-untyped-def]
+        time.sleep(0.3)
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(MarkdownView, "finish", slow_finish)
+    out = render.measure_window(["Hello ", "**there**", ".\n"], 100.0, timeout_s=60)
+    assert len(started) == 1 and getattr(started[0], "gated", False)
+    assert out["stall_threshold_ms"] == AppSettings().watchdog_threshold_ms
+    assert out["stalls"] >= 1

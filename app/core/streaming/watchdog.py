@@ -14,12 +14,18 @@ at the default 100 ms): a few microseconds each. Qt-free: with qasync the asynci
 slot or paint event stalls the pings too.
 
 **Idle is idle.** A ping wakes a sleeping loop (measured: 40 pings a second woke an idle qasync window ~72 times a
-second). With ``gated=True`` the watchdog pings only while the loop is awake: the event loop reports its turns
-(:meth:`LoopWatchdog.loop_awake` when it wakes up, :meth:`LoopWatchdog.loop_idle` before it blocks to wait for
-events; the window connects Qt's ``QAbstractEventDispatcher.awake`` / ``aboutToBlock``), and between an idle and
-the next wake-up the thread waits on an event instead of pinging; a loop that went back to waiting within a ping
-period has shown that it turns, and is not pinged either. A stall is a loop that woke up and does not get back to
-waiting, so it is still seen (from a ping period after it began); a sleeping loop is never woken by the watchdog.
+second). With ``gated=True`` nothing is sent to a loop that waits for events: the event loop reports, each time
+it is about to wait (:meth:`LoopWatchdog.loop_idle`, from Qt's ``QAbstractEventDispatcher.aboutToBlock``), the
+Python frame it waits in — the one that called into the event dispatcher. The thread looks at the loop thread's
+innermost Python frame (``sys._current_frames``) once per ping period: while it is that frame, the loop waits
+(or runs Qt's C++ with no Python on top) and is not pinged; once the loop has run Python since the same wait for
+a whole period (a callback, a slot, an event handler: its turn counter has not moved), it is pinged, and a ping
+not answered within the threshold is a stall as above, timed from the look that first saw it busy. Between two
+looks the thread sleeps: one period while the loop was busy, a whole threshold while it waited (an idle window:
+``1000 / threshold_ms`` looks a second of a thread that wakes nothing else; no ping). Qt reports
+``aboutToBlock`` *before* a turn's wait and its dispatch, and ``awake`` after both: a watchdog that pinged only
+between ``awake`` and ``aboutToBlock`` (how it was) never saw a callback's stall, and woke its thread at every
+turn of the loop.
 """
 
 from __future__ import annotations
@@ -74,8 +80,9 @@ class LoopWatchdog:
     them; ``history`` keeps the latest 256 and ``last_stall`` the latest (``Stall`` or None); ``warnings``
     counts the warnings logged.
     ``on_stall`` (optional) is called *on the watchdog thread* with each ended ``Stall``.
-    ``gated``: ping only between :meth:`loop_awake` and :meth:`loop_idle` (see the module docstring); ``pings``
-    counts the pings sent.
+    ``gated``: ping only a loop seen running Python for a whole ping period since it last waited for events (it
+    reports where it waits: :meth:`loop_idle`; see the module docstring); ``pings`` counts the pings sent,
+    ``looks`` the looks at the loop thread's stack (gated).
     Raises ``ValueError`` for a threshold ≤ 0.
     """
 
@@ -103,24 +110,23 @@ class LoopWatchdog:
         self._loop_thread_id: int | None = None
         self.in_stall = False               # True from taking the stack of a stall until it ends
         self.gated = gated
-        self._awake = threading.Event()      # gated: set while the loop is awake (between its turns' wait)
-        if not gated:
-            self._awake.set()
         self.pings = 0
-        self._turns = 0                      # gated: times the loop went back to waiting (loop_idle)
+        self.looks = 0
+        self._turns = 0                      # gated: times the loop went to wait for events (loop_idle)
+        self._wait: tuple[int, object] | None = None   # gated: where the loop waits (see loop_idle)
+        self._busy: tuple[int, float] | None = None   # gated: (turns, when) the loop was first seen running Python
 
-    def loop_awake(self) -> None:
-        """The loop woke up (call on the loop thread, e.g. from ``QAbstractEventDispatcher.awake``): ping it
-        while it works. No-op unless ``gated``."""
-        if self.gated and not self._awake.is_set():
-            self._awake.set()
-
-    def loop_idle(self) -> None:
-        """The loop is about to wait for events (``QAbstractEventDispatcher.aboutToBlock``): stop pinging until it
-        wakes up again. No-op unless ``gated``."""
+    def loop_idle(self, frame: FrameType | None = None) -> None:
+        """The loop is about to wait for events (call on the loop thread, e.g. from
+        ``QAbstractEventDispatcher.aboutToBlock``), in ``frame``: the Python frame that called into the event
+        dispatcher (``sys._getframe(1)`` in that signal's slot). Gated, the loop is seen waiting while that frame
+        is its thread's innermost. The frame itself is not kept (a reference dropped on the watchdog's thread
+        could free the frame's locals there): its ``id`` and code object are (a later frame at the same address
+        runs other code, as a rule; and the next wait reports its frame again). No-op unless ``gated``."""
         if self.gated:
             self._turns += 1
-            self._awake.clear()
+            if frame is not None:
+                self._wait = (id(frame), frame.f_code)
 
     @property
     def threshold_ms(self) -> float:
@@ -152,7 +158,6 @@ class LoopWatchdog:
         self._stop.set()
         self._answered.set()
         self._wake.set()
-        self._awake.set()
         t = self._thread
         if t is not None and t is not threading.current_thread():
             t.join(timeout)
@@ -163,17 +168,16 @@ class LoopWatchdog:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            if not self._awake.is_set():
-                self._awake.wait()           # gated: the loop sleeps; it is woken by events, not by us
-                continue
             if self.gated:
-                turns = self._turns
-                self._wake.wait(self.threshold_s / 4)
-                self._wake.clear()
-                if self._turns != turns or not self._awake.is_set():
-                    continue                 # it went back to waiting meanwhile: it turns, no ping needed
+                busy_since = self._look()
+                if busy_since is None:      # waiting for events, or first seen busy now: look again later
+                    self._wake.wait(self.threshold_s if self._busy is None else self.threshold_s / 4)
+                    self._wake.clear()
+                    continue
+                sent = busy_since
+            else:
+                sent = _clock()
             self._answered.clear()
-            sent = _clock()
             self.pings += 1
             try:
                 if self.loop.is_closed():
@@ -181,10 +185,31 @@ class LoopWatchdog:
                 self.loop.call_soon_threadsafe(self._pong)
             except RuntimeError:          # the loop was closed under us
                 return
-            if not self._answered.wait(self.threshold_s) and not self._stop.is_set():
+            left = self.threshold_s - (_clock() - sent)
+            if not self._answered.wait(max(left, 0.001)) and not self._stop.is_set():
                 self._stalled(sent)
+            self._busy = None                  # answered: the loop turned; it is looked at afresh
             self._wake.wait(self.threshold_s / 4)      # the ping period
             self._wake.clear()
+
+    def _look(self) -> float | None:
+        """Gated: look at the loop thread's innermost Python frame. Returns when the loop was first seen running
+        Python in this turn (since it last went to wait for events) if that was at an earlier look, else None
+        (it waits in its wait frame, has no Python frame, or was first seen busy now)."""
+        self.looks += 1
+        turns = self._turns
+        frame = sys._current_frames().get(self._loop_thread_id or 0)
+        wait = self._wait
+        waits = frame is None or (wait is not None and id(frame) == wait[0] and frame.f_code is wait[1])
+        del frame                              # no frame of the loop thread is kept (see loop_idle)
+        if waits:
+            self._busy = None
+            return None
+        busy = self._busy
+        if busy is not None and busy[0] == turns:
+            return busy[1]
+        self._busy = (turns, _clock())
+        return None
 
     def _stalled(self, sent: float) -> None:
         """The ping sent at ``sent`` is late: take the stack now, wait for the answer, then report."""

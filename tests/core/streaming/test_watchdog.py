@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 import time
 
 import pytest
@@ -150,21 +151,42 @@ def test_a_new_threshold_applies_to_the_running_watchdog_at_once() -> None:
     run(main())
 
 
-def test_a_gated_watchdog_never_pings_a_sleeping_loop_and_still_sees_a_stall() -> None:
-    """Gated (the window feeds it the Qt loop's turns): while the loop waits for events nothing is sent to it
-    (an idle window is not woken up); a loop that woke up and blocks is still reported."""
+class _ReportedPoll:
+    """The selector's system poll object (``select.epoll``), reporting the frame that waits in it."""
+
+    def __init__(self, real: object, wd: LoopWatchdog) -> None:
+        self._real, self._wd = real, wd
+
+    def poll(self, *args: object) -> object:
+        self._wd.loop_idle(sys._getframe())          # this frame is the innermost while the loop waits
+        return self._real.poll(*args)  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._real, name)
+
+
+def _report_waits(wd: LoopWatchdog) -> None:
+    """Make the running asyncio loop report where it waits for events, as the window's Qt loop does
+    (``loop_watch``: ``aboutToBlock`` with the frame that called into the dispatcher's C++)."""
+    selector = asyncio.get_running_loop()._selector  # type: ignore[attr-defined]
+    if not hasattr(selector._selector, "poll"):
+        pytest.skip("needs a selector with a poll object (epoll, Linux)")
+    selector._selector = _ReportedPoll(selector._selector, wd)
+
+
+def test_a_gated_watchdog_never_pings_a_waiting_loop_and_still_sees_a_stall() -> None:
+    """Gated (the loop reports the frame it waits for events in): while the loop waits nothing is sent to it (an
+    idle window is not woken up), though the thread looks; a callback that blocks is still reported."""
     box: dict[str, LoopWatchdog] = {}
 
     async def main() -> None:
         wd = box["wd"] = LoopWatchdog(asyncio.get_running_loop(), threshold_ms=40, min_interval_s=0.0, gated=True)
+        _report_waits(wd)
         wd.start()
         try:
-            wd.loop_awake()
-            wd.loop_idle()                              # the loop did some work, then went to sleep
-            await asyncio.sleep(0.3)                    # many ping periods (10 ms each)
-            assert wd.pings == 0 and wd.stalls == 0
-            wd.loop_awake()                             # it woke up … and blocks
-            block_the_loop_for_300ms(wd)
+            await asyncio.sleep(0.3)                    # the loop waits: many looks (one a threshold)
+            assert wd.pings == 0 and wd.stalls == 0 and wd.looks >= 2
+            block_the_loop_for_300ms(wd)                # a callback (this task's step) blocks the loop
             await until(lambda: wd.stalls >= 1)
             assert wd.pings >= 1
         finally:
@@ -174,19 +196,22 @@ def test_a_gated_watchdog_never_pings_a_sleeping_loop_and_still_sees_a_stall() -
     assert box["wd"].stalls >= 1 and not box["wd"].running
 
 
-def test_a_gated_watchdog_does_not_ping_a_loop_that_keeps_going_back_to_waiting() -> None:
-    """A loop that reports a turn within every ping period has shown it is not stuck: no ping (no wake-up)."""
+def test_a_gated_watchdog_does_not_ping_a_loop_whose_callbacks_are_short() -> None:
+    """A loop that goes back to waiting between its looks has shown it is not stuck: no ping (no wake-up),
+    though it was seen running Python (30 callbacks of 20 ms, the ping period is 100 ms)."""
     box: dict[str, LoopWatchdog] = {}
 
     async def main() -> None:
         wd = box["wd"] = LoopWatchdog(asyncio.get_running_loop(), threshold_ms=400, min_interval_s=0.0, gated=True)
+        _report_waits(wd)
         wd.start()
         try:
-            for _ in range(30):                         # turns 10 ms apart, the ping period is 100 ms
-                wd.loop_awake()
-                await asyncio.sleep(0.01)
-                wd.loop_idle()
-            assert wd.pings == 0
+            for _ in range(30):
+                end = time.perf_counter() + 0.02
+                while time.perf_counter() < end:        # a callback that runs Python for 20 ms …
+                    pass
+                await asyncio.sleep(0.01)               # … then the loop waits
+            assert wd.pings == 0 and wd.looks >= 2
         finally:
             wd.stop()
 
