@@ -141,3 +141,30 @@ def timer_floor(interval_ms: int, seconds: float = 5.0) -> list[float]:
         window.close()
         window.deleteLater()
     return [(b - a) * 1e3 for a, b in itertools.pairwise(stamps)]
+
+
+#: ``BROOK_BENCH_STACKS``: the threshold (ms) of the diagnostic watchdog that names where a long frame went.
+DIAGNOSTIC_STALL_MS = 40.0
+
+
+def window_watchdog(loop: Any) -> tuple[Any, float]:
+    """The loop watchdog of a window scenario (``render.measure_window``) and its threshold (ms): the app's own,
+    as the launcher starts it (``loop_watch.watch_loop`` at the settings' default threshold: it pings only a loop
+    it sees running Python, never one that waits for events), or with ``BROOK_BENCH_STACKS`` a diagnostic one
+    that pings every 10 ms whatever the loop does (threshold ``DIAGNOSTIC_STALL_MS``) and says where a long frame
+    went. That one is not the app's and disturbs what it watches: in a scenario streaming 10 tokens/s, the
+    window's thread was switched out ~200 times a second against none with the app's (``/proc`` counts)."""
+    from app.core.settings import AppSettings
+    from app.core.streaming.watchdog import LoopWatchdog
+    from app.ui.window.loop_watch import watch_loop
+
+    if os.environ.get("BROOK_BENCH_STACKS"):
+        diagnostic = LoopWatchdog(loop, DIAGNOSTIC_STALL_MS, min_interval_s=1e9)
+        diagnostic.start()
+        return diagnostic, DIAGNOSTIC_STALL_MS
+    threshold = AppSettings().watchdog_threshold_ms
+    wd = watch_loop(threshold, loop)
+    assert wd is not None
+    wd.min_interval_s = 1e9                         # every stall counted, the first one logged (as before)
+    return wd, threshold
+

@@ -22,8 +22,8 @@ token is
    tables, task lists and quotes, a 200 KB code line). Per scenario (see :func:`measure_window`): the frame
    intervals of the render tick (p50, p99, max; budgets ≤ 16.7 and ≤ 50 ms), the ticks' cost, the end-to-end
    ratio to the producer's schedule (≥ 0.99), the stalls the app's own loop watchdog saw (as the launcher starts
-   it: see :func:`_watch`; ``BROOK_BENCH_STACKS=1`` watches for stalls over 40 ms instead and prints the five
-   longest with their stacks), and whether the final HTML equals the one-shot render. The
+   it: ``_util.window_watchdog``; ``BROOK_BENCH_STACKS=1`` watches for stalls over 40 ms instead and prints the
+   five longest with their stacks), and whether the final HTML equals the one-shot render. The
    top-level ``frame_interval_ms_p99`` / ``_max`` / ``e2e_ratio_min`` are the worst over the scenarios.
    ``--inspector`` adds 1,000 tokens/s with the stream inspector open (``inspector_*``). ``timer_floor``: the
    same timer in an empty window, same run (``_util.timer_floor``): what no render work can go under.
@@ -276,6 +276,7 @@ async def _stream_in_window(app: Any, chunks: list[str], rate: float, tmp: Path,
                             timeout_s: float, keep: list[float] | None) -> dict[str, Any]:
     import asyncio
 
+    from app.bench._util import window_watchdog
     from app.core.conversation import MessageStatus
     from app.core.history.store import Store
     from app.core.types import GenerationParams
@@ -307,7 +308,7 @@ async def _stream_in_window(app: Any, chunks: list[str], rate: float, tmp: Path,
             stamps.append(time.perf_counter())
 
     window.coalescer.timer.timeout.connect(fired)
-    watchdog, stall_ms = _watch(asyncio.get_running_loop())
+    watchdog, stall_ms = window_watchdog(asyncio.get_running_loop())
     stalls: list[Any] = []
     watchdog.on_stall = stalls.append
     done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
@@ -392,32 +393,6 @@ async def _stream_in_window(app: Any, chunks: list[str], rate: float, tmp: Path,
     return out
 
 
-
-
-#: ``BROOK_BENCH_STACKS``: the threshold (ms) of the diagnostic watchdog that names where a long frame went.
-DIAGNOSTIC_STALL_MS = 40.0
-
-
-def _watch(loop: Any) -> tuple[Any, float]:
-    """The loop watchdog of a window scenario and its threshold (ms): the app's own, as the launcher starts it
-    (``loop_watch.watch_loop`` at the settings' default threshold, gated by the loop's turns: it pings only a
-    loop that stays awake), or with ``BROOK_BENCH_STACKS`` a diagnostic one that pings every 10 ms whatever the
-    loop does (threshold ``DIAGNOSTIC_STALL_MS``) and says where a long frame went. That one is not the app's and
-    disturbs what it watches: in a scenario streaming 10 tokens/s, the window's thread was switched out ~200
-    times a second against none with the app's (``/proc`` context-switch counts)."""
-    from app.core.settings import AppSettings
-    from app.core.streaming.watchdog import LoopWatchdog
-    from app.ui.window.loop_watch import watch_loop
-
-    if os.environ.get("BROOK_BENCH_STACKS"):
-        diagnostic = LoopWatchdog(loop, DIAGNOSTIC_STALL_MS, min_interval_s=1e9)
-        diagnostic.start()
-        return diagnostic, DIAGNOSTIC_STALL_MS
-    threshold = AppSettings().watchdog_threshold_ms
-    wd = watch_loop(threshold, loop)
-    assert wd is not None
-    wd.min_interval_s = 1e9                         # every stall counted, the first one logged (as before)
-    return wd, threshold
 
 
 def main(argv: list[str] | None = None) -> int:
