@@ -66,7 +66,7 @@ class Stall:
     ``format_stack``; empty when unavailable);
     ``ended`` is False for a report made while the loop was still stuck."""
 
-    started: float            # perf_counter seconds of the unanswered ping
+    started: float            # perf_counter seconds of the unanswered ping (gated: of the look that saw it busy)
     duration_ms: float
     stack: str
     ended: bool = True
