@@ -223,6 +223,7 @@ class IncrementalHighlighter:
         self._prov_upto = 0
         self._plain_mode = not known_language(lang)
         self._chars = 0
+        self.epoch = 0   # counts the times the finished segments were made again (plain mode, below)
 
     @property
     def lines(self) -> list[str]:
@@ -255,6 +256,7 @@ class IncrementalHighlighter:
                 if len(line) > MAX_LINE_CHARS or self._chars > MAX_CODE_CHARS:
                     # The final render will not highlight this block at all: switch to plain text now.
                     self._plain_mode = True
+                    self.epoch += 1
                     done = "\n".join(lines[: self._seg_start]) + "\n"
                     self._frozen = [[done, _plain(done)]] if self._seg_start else []
                     self._prov = []
@@ -302,9 +304,25 @@ class IncrementalHighlighter:
 
     def html(self, partial: str = "") -> str:
         """Inner ``<pre>`` HTML of all lines so far, then ``partial`` (an incomplete line) escaped, unstyled."""
-        out = self._resolve(self._frozen) + self._resolve(self._prov)
-        if partial:
-            out += _plain(partial)
-        elif out.endswith("\n"):
+        out = self.html_from(0, partial)
+        if not partial and out.endswith("\n"):
             out = out[:-1]
+        return out
+
+    def html_from(self, segment: int, partial: str = "") -> str:
+        """:meth:`html` without the HTML of the first ``segment`` finished segments, and with its last newline
+        (which :meth:`html` drops when there is no ``partial``)."""
+        out = self._resolve(self._frozen[segment:]) + self._resolve(self._prov)
+        return out + _plain(partial) if partial else out
+
+    def settled(self, segment: int) -> list[str]:
+        """HTML of the finished segments from index ``segment`` on whose colours are known, in order up to the
+        first one still pending in the pool: final until :attr:`epoch` changes (O(those segments))."""
+        out: list[str] = []
+        for part in self._frozen[segment:]:
+            if part[1] is None:
+                part[1] = self._cache.lookup(str(part[0]), self.lang, self.theme)
+                if part[1] is None:
+                    break
+            out.append(part[1])
         return out

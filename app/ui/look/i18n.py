@@ -40,7 +40,7 @@ def _set_copy_label(label: str) -> None:
 
 def apply_copy_label() -> None:
     """Give the renderer (importing it) the Copy label of the language installed."""
-    from app.core.render.markdown.html import set_copy_label
+    from app.core.render.markdown.code_html import set_copy_label
 
     set_copy_label(_copy_label)
 

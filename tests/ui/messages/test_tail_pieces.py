@@ -70,7 +70,8 @@ def test_the_parts_join_to_the_tails_html() -> None:
     (table(300) + "\nAfter the table.\n", 100),
     ("Intro paragraph.\n\n" + table(120) + "\n" + "word " * 900 + "\n\n- a\n- b\n", 40),
     ("word " * 2000 + "\n\n" + table(60), 0),      # the open paragraph and the table: no fast path, no reuse
-], ids=["table", "table-then-paragraph", "paragraph-then-table"])
+    ("```python\n" + "".join(f"def f{i}(x):\n    return x * {i}\n\n" for i in range(300)), 100),   # an open fence
+], ids=["table", "table-then-paragraph", "paragraph-then-table", "fence"])
 def test_the_split_equals_a_split_of_the_whole_tail_at_every_tick(text: str, reuse: int) -> None:
     tp = TailPieces()
     reused = 0
@@ -97,3 +98,15 @@ def test_a_tick_splits_only_the_new_row_groups(monkeypatch: Any) -> None:
         per_tick.append(calls[0])
     assert len(per_tick) > 100
     assert max(per_tick[-20:]) <= 12          # ~6 row groups arrive a tick; 600 are in the tail by then
+
+
+def test_the_parts_before_the_first_that_changed_are_kept() -> None:
+    """A part in the middle that changed (an open fence's lines whose colours came: ``fences``) keeps the pieces
+    of the parts before it, not none of them."""
+    a, b, c, d = (f"<p>part {k}</p>\n{PIECE}" for k in "abcd")
+    tp = TailPieces()
+    first, _ = tp.split([a, b, c, d, "<p>open</p>\n"], 0)
+    again, _ = tp.split([a, b, "<p>changed</p>\n" + PIECE, d, "<p>open</p>\n"], 0)
+    assert tp.same == 2 and again[:2] == first[:2] and again[2] == "<p>changed</p>\n"
+    tp.split([a, b, "<p>changed</p>\n" + PIECE, d, "<p>open, longer</p>\n"], 0)
+    assert tp.same == 4                                  # equal strings count as the same part

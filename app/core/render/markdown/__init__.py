@@ -22,9 +22,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from app.core.render.markdown.code_html import CODE_PIECE_CHARS, CODE_PIECE_LINES
     from app.core.render.markdown.html import (
-        CODE_PIECE_CHARS,
-        CODE_PIECE_LINES,
         PIECE,
         TABLE_GROUP_ROWS,
         TABLE_WIDTH_ROWS,
@@ -45,7 +44,7 @@ if TYPE_CHECKING:
 #: ``.thinking``, which the scripted engine and the previews use) does not import markdown-it, pygments and the
 #: formula worker with the package: the window's start-up imports none of them (``tests/test_startup_imports.py``).
 _WHERE = {
-    "CODE_PIECE_CHARS": "html", "CODE_PIECE_LINES": "html", "PIECE": "html", "TABLE_GROUP_ROWS": "html",
+    "CODE_PIECE_CHARS": "code_html", "CODE_PIECE_LINES": "code_html", "PIECE": "html", "TABLE_GROUP_ROWS": "html",
     "TABLE_WIDTH_ROWS": "html", "BIG_TAIL_CHARS": "incremental", "BIG_TAIL_GROWTH": "incremental",
     "BIG_TAIL_MIN_S": "incremental", "MarkdownStream": "incremental", "is_safe_url": "links",
     "LIST_GROUP_ITEMS": "list_html",

@@ -38,8 +38,9 @@ from markdown_it.token import Token
 from app.core.render.highlight import SegmentCache
 from app.core.render.markdown.boundaries import find_boundary, holds_back
 from app.core.render.markdown.bounded import parse_tail
+from app.core.render.markdown.code_html import copy_href
 from app.core.render.markdown.fences import OpenFence
-from app.core.render.markdown.html import HtmlRenderer, copy_href
+from app.core.render.markdown.html import HtmlRenderer
 from app.core.render.markdown.lists import OpenList
 from app.core.render.markdown.parser import group_blocks, normalize, parse
 from app.core.render.markdown.quotes import OpenQuote
@@ -264,9 +265,9 @@ class MarkdownStream:
             self._free_closed_rows()
         if self._fence is not None:
             self._version += 1
-            html = self._fence.advance(self._lines, "".join(self._partial))
-            if html is not None:
-                self._set_tail([html], [])
+            parts = self._fence.advance(self._lines, "".join(self._partial))
+            if parts is not None:
+                self._set_tail(parts, [])
                 return
             self._fence = None
         elif self._table is not None:
@@ -539,10 +540,10 @@ class MarkdownStream:
         self._table = self._block = None
         self._fence = OpenFence.open(tokens, self._lines, href, self._renderer.colors, self._cache)
         if self._fence is not None:
-            html = self._fence.advance(self._lines, partial)
-            if html is not None:
+            parts = self._fence.advance(self._lines, partial)
+            if parts is not None:
                 self._tail_pending = False  # the fence's highlighter tracks its own pending parts
-                self._set_tail([html], [])
+                self._set_tail(parts, [])
             else:
                 self._fence = None
         elif not bounded:
