@@ -130,13 +130,15 @@ class OpenFence:
                     self._kept.extend(code_piece(g, self._style, False) + PIECE for g in closed)
                     self._grouped = True
         rest = ("" if self._held is None else self._held + "\n") + self._buf + hl.html_from(self._segment, partial)
-        cut = False                       # the block's end drops the newline before the held line
+        cut = False                       # the block's end drops the newline before the held line too
         for strip in (not partial, True):  # ``html``'s strip (no partial line), then ``code_block_html``'s
-            if strip and (rest.endswith("\n") if rest else self._grouped and not cut):
-                if rest:
-                    rest = rest[:-1]
-                else:
-                    cut = True
+            if not strip:
+                continue
+            if rest.endswith("\n"):
+                rest = rest[:-1]
+            elif not rest and self._grouped:
+                cut = True
+                break
         closed = []
         group, _ = add_code_lines([] if cut else rest.split("\n"), closed, list(self._group), self._size)
         return [*self._kept, *(code_piece(g, self._style, False) + PIECE for g in closed),
