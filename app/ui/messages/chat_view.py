@@ -39,6 +39,7 @@ from app.ui.messages.idle_render import IDLE_DELAY_MS, OVERSCAN_PX, RENDER_SLICE
 from app.ui.messages.markdown_view import UI_FONT_FAMILIES, palette_theme, pool_arrivals
 from app.ui.messages.pool import ParkedWidgets, RenderCache, WidgetPool
 from app.ui.messages.positions import MARGIN_Y, MAX_READING_WIDTH, SPACING, ListItem, Positions, column, row_box
+from app.ui.messages.scroll_blit import blit_shift
 from app.ui.messages.widget import STATUS_TEXT, MessageWidget, PlainTextView, format_figures
 
 __all__ = ["IDLE_DELAY_MS", "MARGIN_Y", "MAX_READING_WIDTH", "OVERSCAN_PX", "RENDER_SLICE_CHARS", "SPACING",
@@ -85,6 +86,7 @@ class ChatView(QAbstractScrollArea):
         self._conv: Conversation | None = None       # the chat shown (show_conversation)
         self._render_now = False                     # replies get their full render at once (else previews)
         self._budget_until = 0.0                     # perf_counter() deadline of a layout's cached renders
+        self._placed_at = 0                          # the scroll bar value the rows were last placed at
         self._overscan = OVERSCAN_PX                 # a scroll step builds only what shows (0)
         self._open_pending = False                   # a chat was opened while the view was hidden
         self.idle = IdleWork(self)                   # previews → full renders, rendering ahead (.idle_render)
@@ -446,7 +448,11 @@ class ChatView(QAbstractScrollArea):
         self._drop_far(top, vh)
         col = self.column()
         previews = [m for m in blank if m.text]
-        for i, it in self.shown_rows():
+        shown = self.shown_rows()
+        blit_shift(self.viewport(), ((it.widget, pos.tops[i] - top) for i, it in shown if it.widget is not None),
+                   top - self._placed_at)
+        self._placed_at = top                    # (a pure scroll moves the pixels: .scroll_blit)
+        for i, it in shown:
             assert it.widget is not None
             x, width = self._box(it, col)
             it.widget.setGeometry(x, pos.tops[i] - top, width, it.height(width))

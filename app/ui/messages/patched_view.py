@@ -32,7 +32,8 @@ from PySide6.QtWidgets import QAbstractScrollArea, QWidget
 
 from app.core.render.markdown import PIECE
 from app.core.render.markdown.thinking import THINK_DIM, fold_later_thinking
-from app.ui.messages.patch_budget import PATCH_BUDGET_MAX_CHARS
+from app.ui.messages.patch_budget import chars_left
+from app.ui.messages.repaint import RepaintFrom
 from app.ui.messages.restyle import restyle_in_place, spans_only
 from app.ui.messages.rich_text import (
     PieceInserter,
@@ -64,6 +65,8 @@ class PatchedView(LinkedView):
         super().__init__(parent)
         set_up_document(self.document(), self.font())
         self.document().documentLayout().documentSizeChanged.connect(self._on_size_changed)
+        self.repaint_from = RepaintFrom(self)   # a patch repaints from its first changed block down
+        self.repaint_from.watch(self.document())
         # the view is as tall as its text (the message list scrolls): it never scrolls, so the sealed segments
         # in its viewport stay where the live document's top margin leaves room for them
         self.verticalScrollBar().valueChanged.connect(self._never_scroll)
@@ -270,6 +273,7 @@ class PatchedView(LinkedView):
         """The live document (all its pieces finished) becomes a sealed segment; a fresh one goes on."""
         old = self.document()
         old.documentLayout().documentSizeChanged.disconnect(self._on_size_changed)
+        self.repaint_from.unwatch()
         self.segments.seal(self._live_first, old, self._starts)
         self._sealed.extend(self._painted)
         self._live_first += len(self._painted)
@@ -280,6 +284,7 @@ class PatchedView(LinkedView):
         doc = QTextDocument(self)
         set_up_document(doc, old.defaultFont())
         self.setDocument(doc)
+        self.repaint_from.watch(doc)
         doc.documentLayout().documentSizeChanged.connect(self._on_size_changed)
         self._place_segments()
 
@@ -387,6 +392,7 @@ class PatchedView(LinkedView):
                 cursor = QTextCursor(doc)
                 start = 0
             else:
+                self.repaint_from.changing_at(doc, start)
                 cursor.setPosition(start)
                 kept = cursor.blockFormat()   # removing the separator after this block would give it the
                 cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
@@ -403,7 +409,7 @@ class PatchedView(LinkedView):
                 html = new(j)
                 if budget is not None and inserted >= budget:
                     self.behind = True       # the rest on the next patch
-                    self.behind_chars = _chars_left(new, j, n_new)
+                    self.behind_chars = chars_left(new, j, n_new)
                     break
                 inserted += len(html)
                 self.inserted = inserted
@@ -426,6 +432,7 @@ class PatchedView(LinkedView):
                 self._dim(start, cursor.position())
         finally:
             cursor.endEditBlock()
+            self.repaint_from.done()
 
     def _restyle(self, i: int, n: int, new: Callable[[int], str], painted_at: Callable[[int], str],
                  budget: int | None) -> int:
@@ -444,7 +451,7 @@ class PatchedView(LinkedView):
                     return j
                 if budget is not None and done >= budget:
                     self.behind = True
-                    self.behind_chars = _chars_left(new, j, n)
+                    self.behind_chars = chars_left(new, j, n)
                     self._n_frozen = min(self._n_frozen, j)     # compared again at the next patch
                     return n
                 if j < self._live_first:
@@ -485,15 +492,3 @@ class PatchedView(LinkedView):
 def _segment_full(chars: int, tables: int) -> bool:
     """Whether pieces of ``chars`` HTML characters and ``tables`` tables fill a segment."""
     return chars >= SEGMENT_CHARS or tables >= SEGMENT_TABLES
-
-
-def _chars_left(new: Callable[[int], str], i: int, n: int) -> int:
-    """HTML characters of the pieces ``new(i)`` … ``new(n - 1)``, counted only until they reach the largest patch
-    budget (``PATCH_BUDGET_MAX_CHARS``): counting what a cut patch left costs no more than inserting what it did,
-    not the whole rest of a long reply built in slices."""
-    total = 0
-    for k in range(i, n):
-        total += len(new(k))
-        if total >= PATCH_BUDGET_MAX_CHARS:
-            break
-    return total

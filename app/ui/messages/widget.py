@@ -15,6 +15,7 @@ from PySide6.QtGui import (
     QPaintEvent,
     QPalette,
     QPen,
+    QResizeEvent,
 )
 from PySide6.QtWidgets import (
     QFrame,
@@ -97,6 +98,11 @@ class PlainTextView(QTextBrowser):
 OFF_SCREEN_PX = 100_000
 
 
+#: The band above a message's bottom edge its border's rounded corners and line are drawn in (px): the radius and
+#: the pen, rounded up.
+EDGE_BAND_PX = 14
+
+
 class MessageWidget(QFrame):
     """One message: a header (who, status) and its body (a ``MarkdownView`` for replies, plain text for the
     user's own words, which are shown exactly as typed). ``resend_requested(Message)``: the "Resend" link of a
@@ -123,6 +129,9 @@ class MessageWidget(QFrame):
         self.role = message.role
         self.setObjectName("assistantMessage" if message.role is Role.ASSISTANT else "userMessage")
         self.setFrameShape(QFrame.Shape.NoFrame)
+        # a reply that grows at its bottom paints only the new strip (the list scrolls the rest by a blit:
+        # .scroll_blit); resizeEvent repaints what a resize could leave stale
+        self.setAttribute(Qt.WidgetAttribute.WA_StaticContents)
         self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
         self.setAccessibleName(self.tr("Reply") if message.role is Role.ASSISTANT else self.tr("Your message"))
         lay = QVBoxLayout(self)
@@ -240,6 +249,8 @@ class MessageWidget(QFrame):
 
     def _new_view(self) -> MarkdownView:
         view = MarkdownView(self)
+        for w in (view, view.viewport()):   # growing at the bottom: the new strip alone is painted (its document's
+            w.setAttribute(Qt.WidgetAttribute.WA_StaticContents)   # changes repaint themselves: .repaint)
         view.heightChanged.connect(lambda h, v=view: self._view_height(v, h))
         return view
 
@@ -295,6 +306,18 @@ class MessageWidget(QFrame):
     def focusOutEvent(self, event: QFocusEvent) -> None:
         super().focusOutEvent(event)
         self.update()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """With static contents Qt paints only what a resize uncovers: a new width repaints everything (the text
+        wraps again, the border moves); a new height, the band of the old and new bottom edges too (the
+        border's rounded corners)."""
+        super().resizeEvent(event)
+        old, new = event.oldSize(), event.size()
+        if old.width() != new.width():
+            self.update()
+        elif old.height() != new.height():
+            low = min(old.height(), new.height())
+            self.update(0, low - EDGE_BAND_PX, new.width(), abs(new.height() - old.height()) + EDGE_BAND_PX)
 
     def paintEvent(self, event: QPaintEvent) -> None:
         """A reply's 1 px border, drawn here rather than by the stylesheet: a stylesheet border (or margin) makes
