@@ -33,9 +33,11 @@ def _view(qtbot, text: str | None = None, shown: bool = False) -> MarkdownView:
 
 
 def _settle(qtbot, view: MarkdownView) -> None:
+    """Refresh until the colours and formulas came and the view shows all of its render: a refresh inserts at
+    most its patch budget, measured on the patches so far (on a busy machine, less than the whole text)."""
     def done() -> bool:
         view.refresh()
-        return not view.renderer.highlights_pending
+        return not view.renderer.highlights_pending and not view.lagging()
     qtbot.waitUntil(done, timeout=120_000)
 
 
