@@ -5,8 +5,8 @@ quote: one of each is enough) with a repaint request for the *whole* document �
 documentChanged`` falls back to ``QRectF(0, 0, INT_MAX, INT_MAX)`` when its incremental layout gives no rectangle
 — and ``QTextEdit`` repaints all of it that is on screen. A streaming reply's patch changes only its end, so
 each frame repainted every visible line of the live document: measured in the render bench's window at 1,000
-tokens/s (``python -m app.bench render``), 1,016 of 1,095 frames repainted the whole chat viewport, 5.6 ms a
-paint at the median and 10-12 ms at p90 on a 2-core machine — the paint was most of a late frame.
+tokens/s (``python -m app.bench render``), 1,016 of 1,095 frames repainted the whole chat viewport, 4.8-4.9 ms of
+CPU a paint at the median and 8.5 ms at p90 on a 2-core machine — the paint was most of a late frame.
 
 :class:`RepaintFrom` takes the live document's repaint requests in place of ``QTextEdit``'s own handler and,
 during a patch that changes the document from a position on (:meth:`RepaintFrom.changing_at`), cuts the request
@@ -26,12 +26,11 @@ class RepaintFrom:
     """The repaint requests of ``view``'s live document (see the module docstring).
 
     ``top`` is the document y (px) from which the current patch can change anything, None when no patch cuts
-    the requests. ``requests`` and ``cut`` count the requests passed on and those cut (the tests read them)."""
+    the requests. ``cut`` counts the requests cut (the tests read it)."""
 
     def __init__(self, view: QAbstractScrollArea) -> None:
         self.view = view
         self.top: float | None = None
-        self.requests = 0
         self.cut = 0
         self._doc: QTextDocument | None = None
 
@@ -84,7 +83,6 @@ class RepaintFrom:
         if top is not None and rect.isValid() and rect.top() < top < rect.bottom():
             rect = QRectF(rect.left(), top, rect.width(), rect.bottom() - top)
             self.cut += 1
-        self.requests += 1
         view = self.view
         viewport = view.viewport()
         if not rect.isValid():
