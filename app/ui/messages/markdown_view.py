@@ -275,21 +275,29 @@ class MarkdownView(PatchedView):
 
     def start_build(self, renderer: IncrementalMarkdown) -> bool:
         """:meth:`set_renderer` in slices: the first ``BUILD_CHUNK_CHARS`` of HTML now, the rest at each
-        :meth:`continue_build`; True once all is in. What is shown meanwhile is partial (the message widget builds
-        in a spare view, off-screen: ``MessageWidget.build_rendered``). The documents equal set_renderer's."""
+        :meth:`continue_build`; True once all is in. The slices go into a detached document (:meth:`detach`),
+        shown once all is in; meanwhile the view shows nothing of it (the message widget builds in a spare view,
+        off-screen: ``MessageWidget.build_rendered``). The documents equal set_renderer's."""
+        self.detach()
         self._build_budget = BUILD_CHUNK_CHARS
         try:
             self.set_renderer(renderer)
         finally:
             self._build_budget = None
-        return not self.behind
+        return self._built()
 
     def continue_build(self) -> bool:
         """The next ``BUILD_CHUNK_CHARS`` of HTML of the render :meth:`start_build` began; True once all is in."""
         if self.behind:
             md = self.renderer
             self._patch(md.stable_blocks, md.tail_blocks, dim=False, budget=BUILD_CHUNK_CHARS)
-        return not self.behind
+        return self._built()
+
+    def _built(self) -> bool:
+        if self.behind:
+            return False
+        self.attach()
+        return True
 
     def begin_catch_up(self, preview: str) -> None:
         """A re-made view of a reply that streams (its chat was opened again): show ``preview`` (the text so far
@@ -325,6 +333,7 @@ class MarkdownView(PatchedView):
         """An empty view (a reused view about to show another message, or stream one). ``fresh=False``: its
         renderer is a shared empty one until :meth:`append_text`, :meth:`set_text` or :meth:`set_renderer`
         (making a renderer costs ~0.25 ms)."""
+        self._drop_detached()
         self._hl_timer.stop()
         self.placeholder = False
         self._catching_up = False

@@ -63,6 +63,8 @@ class PatchedView(LinkedView):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._detached: QTextDocument | None = None   # the live document while built off the editor (detach)
+        self._own_shown = False      # the editor's document is one this view made (not the editor's first)
         set_up_document(self.document(), self.font())
         self.document().documentLayout().documentSizeChanged.connect(self._on_size_changed)
         self.repaint_from = RepaintFrom(self)   # a patch repaints from its first changed block down
@@ -90,13 +92,58 @@ class PatchedView(LinkedView):
         return self._inserter.html_chars_inserted
 
 
+    # -- the live document, shown or detached ---------------------------------------------------------------
+
+    def document(self) -> QTextDocument:
+        """The live document: the editor's own, or while the view builds off the editor (:meth:`detach`), the
+        detached one the patches go to."""
+        detached = self._detached
+        return detached if detached is not None else super().document()
+
+    def detach(self) -> None:
+        """Patch from now on into a fresh document that no editor shows (its layout made once, when
+        :meth:`attach` gives it to the editor; sealed segments are laid out as they are sealed), for a reply built
+        off-screen in slices. What the patches insert is the same: the documents equal an attached build's.
+
+        Why (measured, ``docs/architecture.md``): building a realistic 8 KB reply into the editor's document cost
+        56 ms here, 38-42 into a document without an editor — ``QTextEdit`` lays the document out again at every
+        edit block and handles each change and size signal, and a segment's pieces were laid out as they came."""
+        shown = super().document()
+        doc = QTextDocument(self)
+        set_up_document(doc, shown.defaultFont())
+        doc.setDefaultTextOption(shown.defaultTextOption())    # the editor's wrap mode (a sealed one keeps it)
+        doc.setTextWidth(self.viewport().width())             # as the editor would (no layout made yet)
+        self._drop_detached()
+        self._detached = doc
+
+    def attach(self) -> None:
+        """Show the detached live document (:meth:`detach`) in the editor: laid out once, at its width."""
+        doc, self._detached = self._detached, None
+        if doc is None:
+            return
+        old = super().document()
+        old.documentLayout().documentSizeChanged.disconnect(self._on_size_changed)
+        self.setDocument(doc)        # (the editor deletes its first document itself; asking ``old.parent()``
+        #                              instead of keeping ``_own_shown`` cost ~5 ms: a wrapper for Qt's text control)
+        self.repaint_from.watch(doc)
+        doc.documentLayout().documentSizeChanged.connect(self._on_size_changed)
+        if self._own_shown:
+            old.deleteLater()
+        self._own_shown = True
+        self._on_size_changed()
+
+    def _drop_detached(self) -> None:
+        doc, self._detached = self._detached, None
+        if doc is not None:
+            doc.deleteLater()
+
     # -- text across segments -----------------------------------------------------------------------------
 
     def toPlainText(self) -> str:
         """The whole message's text, sealed segments included (as one document's plain text; a long paragraph
         shown as several blocks is one paragraph here: ``rich_text.joined``)."""
         if not len(self.segments):
-            return joined(super().toPlainText())
+            return joined(self.document().toPlainText())
         return self.segments.plain_text()
 
     def documents(self) -> list[QTextDocument]:
@@ -272,8 +319,10 @@ class PatchedView(LinkedView):
     def _seal(self) -> None:
         """The live document (all its pieces finished) becomes a sealed segment; a fresh one goes on."""
         old = self.document()
-        old.documentLayout().documentSizeChanged.disconnect(self._on_size_changed)
-        self.repaint_from.unwatch()
+        detached = self._detached is not None
+        if not detached:
+            old.documentLayout().documentSizeChanged.disconnect(self._on_size_changed)
+            self.repaint_from.unwatch()
         self.segments.seal(self._live_first, old, self._starts)
         self._sealed.extend(self._painted)
         self._live_first += len(self._painted)
@@ -283,9 +332,15 @@ class PatchedView(LinkedView):
         self._base, self._base_prev = 0, ""
         doc = QTextDocument(self)
         set_up_document(doc, old.defaultFont())
-        self.setDocument(doc)
-        self.repaint_from.watch(doc)
-        doc.documentLayout().documentSizeChanged.connect(self._on_size_changed)
+        if detached:
+            doc.setDefaultTextOption(old.defaultTextOption())
+            doc.setTextWidth(old.textWidth())
+            self._detached = doc
+        else:
+            self.setDocument(doc)
+            self._own_shown = True
+            self.repaint_from.watch(doc)
+            doc.documentLayout().documentSizeChanged.connect(self._on_size_changed)
         self._place_segments()
 
     def _insert_piece(self, cursor: QTextCursor, html: str, prev: str) -> None:

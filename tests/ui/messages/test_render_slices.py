@@ -90,7 +90,9 @@ def test_a_reply_is_shown_once_with_its_colours(qtbot, monkeypatch) -> None:
 
 
 def test_a_reply_built_off_screen_in_slices_equals_one_shown_at_once(qtbot, corpus_dir) -> None:
-    text = "\n\n".join(p.read_text(encoding="utf-8") for p in sorted((corpus_dir / "answers").glob("*.md"))[:4])
+    word = "x" * 300      # wider than the view, too short for break_long_runs: wraps by the editor's wrap mode
+    text = "\n\n".join([word] + [p.read_text(encoding="utf-8")
+                                  for p in sorted((corpus_dir / "answers").glob("*.md"))[:4]])
     msg = Message(Role.ASSISTANT, text, status=MessageStatus.DONE)
     once, sliced = MessageWidget(msg, body="preview"), MessageWidget(msg, body="preview")
     for w in (once, sliced):
@@ -117,5 +119,12 @@ def test_a_reply_built_off_screen_in_slices_equals_one_shown_at_once(qtbot, corp
     assert heights and heights[-1] == sliced.view.heightForWidth(sliced.view.width())
     assert sliced.view.toPlainText() == once.view.toPlainText()
     assert [d.toHtml() for d in sliced.view.documents()] == [d.toHtml() for d in once.view.documents()]
+    segments = [s.view.geometry() for s in sliced.view.segments.items]
+    assert len(segments) > 2 and segments == [s.view.geometry() for s in once.view.segments.items]   # laid out alike
+    assert sliced.view.heightForWidth(700) == once.view.heightForWidth(700)
+    for w in (once, sliced):
+        w.resize(700, w.heightForWidth(700))
+    qtbot.waitUntil(lambda: sliced.view.size() == once.view.size())
+    assert sliced.view.grab().toImage() == once.view.grab().toImage()   # what the editor shows, pixel for pixel
     sliced.bind(msg, body="preview")                                # reused: the spare is a view again
     assert sliced.preview
