@@ -237,3 +237,18 @@ def test_a_formula_sealed_before_it_was_ever_painted_still_loads_its_image(qtbot
     images = [img for seg in view.segments.items for img in _images(seg.view.document())]
     assert images, "no formula image in the sealed segments"
     assert all(img is not None and not img.isNull() for img in images), images
+
+
+def test_a_patch_that_seals_tells_its_new_height_once(qtbot, corpus_dir, monkeypatch) -> None:
+    # Each new height lays the message list out again: a patch whose edit blocks (a seal makes several) each
+    # changed the height tells only the last one, which is the view's height.
+    monkeypatch.setattr(MarkdownView, "lexer_pool", staticmethod(lambda: None))
+    text = _long_reply(corpus_dir)
+    view = _view(qtbot)
+    heights: list[int] = []
+    view.heightChanged.connect(heights.append)
+    view.append_text(text[: len(text) // 2])
+    view._budget.chars = lambda _ms: 10 ** 9        # the whole render in this one patch
+    assert view.refresh()
+    assert len(view.segments) >= 2                  # it sealed
+    assert heights == [view.heightForWidth(700)]
