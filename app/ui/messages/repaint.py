@@ -17,9 +17,31 @@ moves nothing above an edit. Every other request (a restyle in place, a reset, Q
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRectF
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QTextCursor, QTextDocument
-from PySide6.QtWidgets import QAbstractScrollArea
+from PySide6.QtWidgets import QAbstractScrollArea, QWidget
+
+
+@contextmanager
+def unpainted(*widgets: QWidget) -> Iterator[None]:
+    """Inside, Qt marks nothing of ``widgets`` for repainting (their pixels stay as painted): for changes that
+    leave what is on screen as it is — a sealed segment (:mod:`.segments`) shown where the live document painted
+    the same document, laid out the same, and the live document swapped for a fresh one; the caller asks for the
+    repaint of what did change. ``WA_UpdatesDisabled`` is set and cleared directly: ``setUpdatesEnabled(True)``
+    would repaint the whole widget, which is what this avoids (Qt drops a repaint request of a widget with the
+    flag set: ``QWidgetPrivate::update``, ``invalidateBackingStore``)."""
+    flag = Qt.WidgetAttribute.WA_UpdatesDisabled
+    was = [w.testAttribute(flag) for w in widgets]
+    for w in widgets:
+        w.setAttribute(flag, True)
+    try:
+        yield
+    finally:
+        for w, before in zip(widgets, was, strict=True):
+            w.setAttribute(flag, before)
 
 
 class RepaintFrom:

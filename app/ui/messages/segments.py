@@ -43,6 +43,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QTextBrowser, QToolTip, QWidget
 
 from app.core.render.markdown.links import is_safe_url
+from app.ui.messages.repaint import unpainted
 from app.ui.messages.rich_text import JOIN, joined, selection_mime
 
 
@@ -71,7 +72,7 @@ class SegmentView(QWidget):
     selection (mouse, double click, Ctrl+A / Ctrl+C through the owner), links (click, pointing cursor,
     tooltip) and the owner's context menu (a ``MarkdownView``, whose viewport it sits in)."""
 
-    def __init__(self, owner: SegmentOwner, doc: QTextDocument, y: int) -> None:
+    def __init__(self, owner: SegmentOwner, doc: QTextDocument, y: int, painted: bool = False) -> None:
         super().__init__(owner.viewport())
         self._owner = owner
         self._doc = doc
@@ -83,10 +84,19 @@ class SegmentView(QWidget):
         self.setCursor(Qt.CursorShape.IBeamCursor)
         self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.NoContextMenu)   # the owner's menu (its parent's)
-        fmt = doc.rootFrame().frameFormat()
-        self.dy = fmt.topMargin()        # px: the live document's margin it had (the segments above), unpainted
-        self.setGeometry(0, y, max(1, int(doc.textWidth())), visible_height(doc, doc.size().height()))
-        self.show()
+        # px of the document above what the segment shows: its top margin, which was the height of the segments
+        # above it while it was live — none for the first, which shows its own margin as the view did (with it
+        # cut off, everything the view showed moved up 4 px at the first seal)
+        self.dy = doc.rootFrame().frameFormat().topMargin() if y > 0 else 0.0
+        self.setGeometry(0, y, max(1, int(doc.textWidth())), visible_height(doc, doc.size().height(), self.dy))
+        # ``painted``: the live document painted these pixels already. Showing a widget repaints it twice over:
+        # at once (its style's polish) and through an event Qt posts (``QWidgetPrivate::show_sys``), dropped here.
+        self._skip_show_repaint = painted
+        if painted:
+            with unpainted(self):
+                self.show()
+        else:
+            self.show()
 
     def document(self) -> QTextDocument:
         return self._doc
@@ -145,6 +155,9 @@ class SegmentView(QWidget):
             painter.end()              # never left active for the widgets painted after this one
 
     def event(self, e: QEvent) -> bool:
+        if e.type() == QEvent.Type.UpdateLater and self._skip_show_repaint:
+            self._skip_show_repaint = False        # the first one: posted by show(), for the whole widget
+            return True
         if e.type() == QEvent.Type.ToolTip and isinstance(e, QHelpEvent):
             href = self.anchorAt(e.pos())
             if href and is_safe_url(href):
@@ -195,11 +208,10 @@ class SegmentView(QWidget):
         self.setTextCursor(cur)
 
 
-def visible_height(doc: QTextDocument, height: float) -> int:
-    """The height (px) a sealed ``doc`` of laid-out ``height`` shows: without its root frame's top margin (the
-    segments above it, when it was live) and bottom margin (the next segment follows at once)."""
-    fmt = doc.rootFrame().frameFormat()
-    return max(1, math.ceil(height - fmt.topMargin() - fmt.bottomMargin()))
+def visible_height(doc: QTextDocument, height: float, dy: float) -> int:
+    """The height (px) a sealed ``doc`` of laid-out ``height`` shows from ``dy`` (its ``SegmentView.dy``): without
+    its root frame's bottom margin (the next segment follows at once)."""
+    return max(1, math.ceil(height - dy - doc.rootFrame().frameFormat().bottomMargin()))
 
 
 def _ends_after_table(doc: QTextDocument) -> bool:
@@ -234,11 +246,11 @@ class Segments:
     def __len__(self) -> int:
         return len(self.items)
 
-    def seal(self, first: int, doc: QTextDocument, starts: list[int] | None = None) -> None:
+    def seal(self, first: int, doc: QTextDocument, starts: list[int] | None = None, painted: bool = False) -> None:
         """``doc`` (the live document, holding the pieces from global index ``first`` on, each starting at its
         position in ``starts``) becomes the last segment. The caller gives the view a new live document right
-        after."""
-        self.items.append(Segment(SegmentView(self._owner, doc, self.height), first, list(starts or ())))
+        after. ``painted``: the view painted ``doc`` where the segment goes (the segment is not painted again)."""
+        self.items.append(Segment(SegmentView(self._owner, doc, self.height, painted), first, list(starts or ())))
         self._placed = min(self._placed, len(self.items) - 1)
 
     def moved(self, k: int) -> None:
@@ -273,7 +285,7 @@ class Segments:
             doc = seg.view.document()
             if doc.textWidth() != width:
                 doc.setTextWidth(width)
-            h = visible_height(doc, doc.size().height())
+            h = visible_height(doc, doc.size().height(), seg.view.dy)
             seg.view.setGeometry(0, y, width, h)
             y += h
         self._placed = len(self.items)
@@ -286,11 +298,11 @@ class Segments:
         for seg in self.items:
             doc = seg.view.document()
             if doc.textWidth() == text_width:
-                total += visible_height(doc, doc.size().height())
+                total += visible_height(doc, doc.size().height(), seg.view.dy)
             else:
                 probe = doc.clone()
                 probe.setTextWidth(text_width)
-                total += visible_height(doc, probe.size().height())
+                total += visible_height(doc, probe.size().height(), seg.view.dy)
         return total
 
     # -- text and selection --------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
 
 from app.core.chat.session import ModelState
+from app.core.types import GenerationParams
 from app.engine.scripted import ScriptedEngine
 from app.ui.window.main_window import MainWindow
 from tests.helpers import until
@@ -35,17 +36,20 @@ REPLY = (
 
 
 class PausingEngine(ScriptedEngine):
-    """Stops before the chunks in ``pauses`` until the test lets it go on (``go``); ``waiting`` is set meanwhile."""
+    """Stops before the chunks in ``pauses`` (or the next chunk once ``pause_next`` is set) until the test lets it
+    go on (``go``); ``waiting`` is set meanwhile."""
 
     def __init__(self, text: str, pauses: set[int]) -> None:
         super().__init__(text, tokens_per_s=2000)
         self.pauses = pauses
+        self.pause_next = threading.Event()
         self.waiting = threading.Event()
         self.go = threading.Event()
 
     def _pieces(self) -> Iterator:  # type: ignore[override]
         for i, piece in enumerate(super()._pieces()):
-            if i in self.pauses:
+            if i in self.pauses or self.pause_next.is_set():
+                self.pause_next.clear()
                 self.waiting.set()
                 self.go.wait(30)
                 self.go.clear()
@@ -110,3 +114,44 @@ def test_what_the_window_shows_equals_a_fresh_paint_while_a_reply_streams(qtbot,
     view = window.chat.widget_for(reply).view
     assert view.repaint_from.cut > 0                  # and patches repainted from their first changed block
     assert reply.text == REPLY
+
+
+def test_what_the_window_shows_equals_a_fresh_paint_after_each_sealed_segment(qtbot, qloop, monkeypatch) -> None:
+    # A seal shows the segment's widget unpainted (the live document painted those pixels) and repaints the view
+    # only from the fresh live document's top down (PatchedView._seal): the stream pauses right after each seal,
+    # and the screen must equal a fresh paint. Paragraphs: the fresh document's first one may sit elsewhere than
+    # it did in the sealed one (margins), so what is below the segment must be painted again.
+    from app.ui.messages.patched_view import PatchedView
+
+    text = "".join(f"Paragraph {i}: a few words of prose that end here, then a blank line.\n\n" for i in range(240))
+    window = scripted_window(qtbot)
+    show_chat(window, chat_of(40, 5))
+    engine = PausingEngine(text, set())
+    engine.load()
+    window.session.engine = engine
+    window.session._loaded.set()
+    window.session.model_state = ModelState.IDLE
+    seals: list[int] = []
+    real_seal = PatchedView._seal
+
+    def seal(view: PatchedView) -> None:
+        real_seal(view)
+        seals.append(len(view.segments))
+        engine.pause_next.set()
+
+    monkeypatch.setattr(PatchedView, "_seal", seal)
+    reply = window.send("go", GenerationParams(max_tokens=1_000_000))
+    assert reply is not None
+    checked = 0
+    while not reply.status.final:
+        qloop.run_until_complete(until(lambda: engine.waiting.is_set() or reply.status.final))
+        qloop.run_until_complete(until(lambda: window.coalescer.waiting(reply) == 0))
+        qloop.run_until_complete(asyncio.sleep(0.1))
+        QApplication.processEvents()
+        rows = differing_rows(shown(window), fresh(window))
+        assert not rows, f"stale rows after seal {len(seals)}: {rows[:10]}…"
+        checked += 1
+        engine.waiting.clear()
+        engine.go.set()
+    assert len(seals) >= 2 and checked >= 2
+    assert reply.text == text
