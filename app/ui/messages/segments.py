@@ -84,10 +84,10 @@ class SegmentView(QWidget):
         self.setCursor(Qt.CursorShape.IBeamCursor)
         self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.NoContextMenu)   # the owner's menu (its parent's)
-        # px of the document above what the segment shows: its top margin, which was the height of the segments
-        # above it while it was live — none for the first, which shows its own margin as the view did (with it
-        # cut off, everything the view showed moved up 4 px at the first seal)
-        self.dy = doc.rootFrame().frameFormat().topMargin() if y > 0 else 0.0
+        # px of the document above what the segment shows: the height of the segments above it while it was live
+        # (its top margin less the gap to the last one's end: PatchedView._boundary_gap, shown blank) — none for
+        # the first, which shows its own margin as the view did (cut off, all moved up 4 px at the first seal)
+        self.dy = float(y)
         self.setGeometry(0, y, max(1, int(doc.textWidth())), visible_height(doc, doc.size().height(), self.dy))
         # ``painted``: the live document painted these pixels already. Showing a widget repaints it twice over:
         # at once (its style's polish) and through an event Qt posts (``QWidgetPrivate::show_sys``), dropped here.
@@ -246,11 +246,15 @@ class Segments:
     def __len__(self) -> int:
         return len(self.items)
 
-    def seal(self, first: int, doc: QTextDocument, starts: list[int] | None = None, painted: bool = False) -> None:
+    def seal(self, first: int, doc: QTextDocument, starts: list[int] | None = None, painted: bool = False,
+             y: int | None = None) -> None:
         """``doc`` (the live document, holding the pieces from global index ``first`` on, each starting at its
-        position in ``starts``) becomes the last segment. The caller gives the view a new live document right
-        after. ``painted``: the view painted ``doc`` where the segment goes (the segment is not painted again)."""
-        self.items.append(Segment(SegmentView(self._owner, doc, self.height, painted), first, list(starts or ())))
+        position in ``starts``) becomes the last segment, shown from ``y`` (px: the segments' height, or less
+        where the document's content starts higher: never cut off). The caller gives the view a new live document
+        right after. ``painted``: the view painted ``doc`` where the segment goes (the segment is not painted
+        again)."""
+        top = self.height if y is None else y
+        self.items.append(Segment(SegmentView(self._owner, doc, top, painted), first, list(starts or ())))
         self._placed = min(self._placed, len(self.items) - 1)
 
     def moved(self, k: int) -> None:
@@ -291,6 +295,14 @@ class Segments:
         self._placed = len(self.items)
         self.height = y
         return y
+
+    def end(self) -> float:
+        """Where the last segment's last line ends (px, from the top; :meth:`place` rounds each height up)."""
+        if not self.items:
+            return 0.0
+        view = self.items[-1].view
+        doc = view.document()
+        return view.geometry().top() + doc.size().height() - view.dy - doc.rootFrame().frameFormat().bottomMargin()
 
     def height_at(self, text_width: int) -> int:
         """The segments' total height (px) at ``text_width``: laid out copies at any other width than theirs."""

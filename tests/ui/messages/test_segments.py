@@ -252,3 +252,42 @@ def test_a_patch_that_seals_tells_its_new_height_once(qtbot, corpus_dir, monkeyp
     assert view.refresh()
     assert len(view.segments) >= 2                  # it sealed
     assert heights == [view.heightForWidth(700)]
+
+
+def _lines(view: MarkdownView) -> list[tuple[str, int]]:
+    """Every non-empty block of ``view`` (all its documents) with where it shows (px from the view's top)."""
+    out = []
+    views = [*(s.view for s in view.segments.items), None]
+    for v in views:
+        doc = view.document() if v is None else v.document()
+        shift = 0.0 if v is None else v.geometry().top() - v.dy
+        layout, block = doc.documentLayout(), doc.begin()
+        while block.isValid():
+            if block.text().strip():
+                out.append((block.text(), round(shift + layout.blockBoundingRect(block).top())))
+            block = block.next()
+    return out
+
+
+def test_a_reply_cut_into_segments_lays_out_like_one_document(qtbot, monkeypatch) -> None:
+    # Stacked segments keep the space one document has between the pieces at a cut (a paragraph's margins, no
+    # empty line before a table) and the first segment its top margin: every line where one document has it.
+    import app.ui.messages.patched_view as patched
+    from app.bench.history import answers, realistic
+
+    texts = answers()                      # (the history bench's realistic replies: tests/data/answers)
+    for i in (101, 103):
+        text = realistic(texts, i)
+        cut = _view(qtbot, text)
+        _settle(qtbot, cut)                # code colours and formulas in (they change the layout)
+        with monkeypatch.context() as m:
+            m.setattr(patched, "SEGMENT_CHARS", 10 ** 9)
+            m.setattr(patched, "SEGMENT_TABLES", 10 ** 9)
+            whole = _view(qtbot, text)
+            _settle(qtbot, whole)
+        assert len(cut.segments) >= 5 and not len(whole.segments)
+        assert cut.heightForWidth(700) == whole.heightForWidth(700)
+        a, b = _lines(cut), _lines(whole)
+        assert [t for t, _ in a] == [t for t, _ in b]
+        off = [(t[:30], ya, yb) for (t, ya), (_, yb) in zip(a, b, strict=True) if abs(ya - yb) > 1]
+        assert not off, off[:5]
