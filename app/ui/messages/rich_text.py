@@ -237,6 +237,21 @@ _LIST_GOES_ON = re.compile(r"<(?:ul|ol)\b[^>]*margin-top:0")
 _LEAD_TAGS = re.compile(r"(?:\s*<[^>]+>)+")
 
 
+_TRAIL_TAGS = re.compile(r"(?:<[^>]+>\s*)+$")
+
+
+def lead_tags(html: str) -> str:
+    """The tags ``html`` opens with (what sets the format of the first block it makes)."""
+    m = _LEAD_TAGS.match(html)
+    return m.group(0) if m else ""
+
+
+def trail_tags(html: str) -> str:
+    """The tags ``html`` ends with (what closes the last block it makes)."""
+    m = _TRAIL_TAGS.search(html[-400:])
+    return m.group(0) if m else ""
+
+
 class PieceInserter:
     """Inserts one piece of a block's HTML at the end of a message's document (see :meth:`insert`), with the
     block formats of the pieces it met cached by their leading tags. ``pieces_inserted`` and

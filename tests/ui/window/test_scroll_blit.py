@@ -110,7 +110,7 @@ def test_what_the_window_shows_equals_a_fresh_paint_while_a_reply_streams(qtbot,
     finally:
         cv.blit_shift = real
     assert not differing_rows(shown(window), fresh(window))
-    assert sum(blits) > 10                                # the screen did scroll by blits (not by repainting)
+    assert sum(blits) >= 5                                # the screen did scroll by blits (not by repainting)
     view = window.chat.widget_for(reply).view
     assert view.repaint_from.cut > 0                  # and patches repainted from their first changed block
     assert reply.text == REPLY
