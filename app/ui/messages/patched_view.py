@@ -70,8 +70,7 @@ class PatchedView(LinkedView):
         self._own_shown = False      # the editor's document is one this view made (not the editor's first)
         self._patching = False       # inside _patch: a new height is told once, at its end
         self._scratch = PieceInserter()   # for the scratch documents of _boundary_gap (not counted as inserted)
-        self._gaps: dict[tuple[str, str, str, int, bool], float] = {}   # _boundary_gap's, by the cut's tags
-        self._gap_px = 0.0
+        self._gap_px = 0.0           # the live document's gap to the last segment (_boundary_gap)
         self._size_changed = False
         set_up_document(self.document(), self.font())
         self.document().documentLayout().documentSizeChanged.connect(self._on_size_changed)
@@ -259,19 +258,22 @@ class PatchedView(LinkedView):
         and leaves out the last block's bottom margin, and a document that starts with a table holds an empty
         block before it. Stacked with no gap, a segment boundary lost the space between two paragraphs (12 px: the
         lines touched) or put an empty line before a table (14 px). Measured on two pieces, the segment's last
-        and the live document's first, laid out alone and together (2-3 ms; cached by the tags at the cut)."""
+        and the live document's first, laid out alone and together (2-3 ms; cached by the tags at the cut, for
+        every view: ``_GAPS``)."""
         if not len(self.segments) or not self._painted or not self._sealed:
             return 0
         # what lies between the cut's two blocks cancels out: the formats of those two blocks make the gap, and
         # the tags at the end of the last piece and at the start of the first set them (the key; an open paragraph
         # growing at the top of the live document, or a table's row groups cut alike, are measured once)
         last, first = self._sealed[-1], self._painted[0]
-        key = (trail_tags(last), lead_tags(last), lead_tags(first), self.viewport().width(), self._later_expanded)
-        gap = self._gaps.get(key)
+        width = self.viewport().width()
+        key = (trail_tags(last), lead_tags(last), lead_tags(first), width, self._later_expanded,
+               self.document().defaultFont().key())
+        gap = _GAPS.get(key)
         if gap is None:
-            if len(self._gaps) >= 32:
-                self._gaps.clear()
-            gap = self._gaps[key] = self._measure_gap(last, first, key[3])
+            if len(_GAPS) >= GAP_CACHE_SIZE:
+                _GAPS.clear()
+            gap = _GAPS[key] = self._measure_gap(last, first, width)
         self._gap_px = gap
         return gap
 
@@ -627,6 +629,12 @@ class PatchedView(LinkedView):
     def _rebuild(self) -> None:
         """Build the whole document again (``MarkdownView``: thinking fold, phase change, a new renderer)."""
         raise NotImplementedError
+
+
+#: ``PatchedView._boundary_gap``'s measurements, by the tags at the cut, the width and the font (shared by every
+#: view: the history's replies are cut alike, tables after tables, paragraphs after paragraphs).
+_GAPS: dict[tuple[str, str, str, int, bool, str], float] = {}
+GAP_CACHE_SIZE = 512
 
 
 def _segment_full(chars: int, tables: int) -> bool:
