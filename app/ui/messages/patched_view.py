@@ -33,6 +33,7 @@ from PySide6.QtWidgets import QAbstractScrollArea, QWidget
 
 from app.core.render.markdown import PIECE
 from app.core.render.markdown.thinking import THINK_DIM, fold_later_thinking
+from app.ui.messages.cut_gap import cut_gap
 from app.ui.messages.patch_budget import chars_left
 from app.ui.messages.repaint import RepaintFrom, unpainted
 from app.ui.messages.restyle import restyle_in_place, spans_only
@@ -41,9 +42,7 @@ from app.ui.messages.rich_text import (
     break_long_runs,
     height_for_width,
     joined,
-    lead_tags,
     set_up_document,
-    trail_tags,
     view_pieces,
 )
 from app.ui.messages.segments import SEGMENT_CHARS, SEGMENT_TABLES, Segments
@@ -251,51 +250,12 @@ class PatchedView(LinkedView):
             root.setFrameFormat(fmt)
 
     def _boundary_gap(self) -> float:
-        """px from the last sealed segment's end (its last line) to the live document's top margin, such that the
-        live document's first piece sits where one document holding both would have it.
-
-        Why: Qt lays the first block of a frame out at its top margin (the block's own top margin is not added)
-        and leaves out the last block's bottom margin, and a document that starts with a table holds an empty
-        block before it. Stacked with no gap, a segment boundary lost the space between two paragraphs (12 px: the
-        lines touched) or put an empty line before a table (14 px). Measured on two pieces, the segment's last
-        and the live document's first, laid out alone and together (2-3 ms; cached by the tags at the cut, for
-        every view: ``_GAPS``)."""
+        """px from the last sealed segment's end to the live document's top margin (:mod:`.cut_gap`)."""
         if not len(self.segments) or not self._painted or not self._sealed:
             return 0
-        # what lies between the cut's two blocks cancels out: the formats of those two blocks make the gap, and
-        # the tags at the end of the last piece and at the start of the first set them (the key; an open paragraph
-        # growing at the top of the live document, or a table's row groups cut alike, are measured once)
-        last, first = self._sealed[-1], self._painted[0]
-        width = self.viewport().width()
-        key = (trail_tags(last), lead_tags(last), lead_tags(first), width, self._later_expanded,
-               self.document().defaultFont().key())
-        gap = _GAPS.get(key)
-        if gap is None:
-            if len(_GAPS) >= GAP_CACHE_SIZE:
-                _GAPS.clear()
-            gap = _GAPS[key] = self._measure_gap(last, first, width)
-        self._gap_px = gap
-        return gap
-
-    def _measure_gap(self, last: str, first: str, width: int) -> float:
-        live = self.document()
-        font, option, margin = live.defaultFont(), live.defaultTextOption(), live.documentMargin()
-
-        def height(*pieces: str) -> float:
-            doc = QTextDocument()
-            set_up_document(doc, font)
-            doc.setDefaultTextOption(option)
-            doc.setTextWidth(width)
-            cursor, prev = QTextCursor(doc), ""
-            for html in pieces:
-                self._scratch.insert(cursor, break_long_runs(fold_later_thinking(html, self._later_expanded).strip()),
-                                     prev)
-                prev = html
-            return doc.size().height()
-
-        # one document: the first piece ends (height(both) - height(last)) below the last one's end; stacked, it
-        # ends at the live document's top margin plus its own height less both document margins
-        return height(last, first) - height(last) - (height(first) - 2 * margin)
+        self._gap_px = cut_gap(self.document(), self._sealed[-1], self._painted[0], self.viewport().width(),
+                               self._later_expanded, self._scratch)
+        return self._gap_px
 
     def sizeHint(self) -> QSize:
         width = self.width() if self.width() > 0 else 400
@@ -629,12 +589,6 @@ class PatchedView(LinkedView):
     def _rebuild(self) -> None:
         """Build the whole document again (``MarkdownView``: thinking fold, phase change, a new renderer)."""
         raise NotImplementedError
-
-
-#: ``PatchedView._boundary_gap``'s measurements, by the tags at the cut, the width and the font (shared by every
-#: view: the history's replies are cut alike, tables after tables, paragraphs after paragraphs).
-_GAPS: dict[tuple[str, str, str, int, bool, str], float] = {}
-GAP_CACHE_SIZE = 512
 
 
 def _segment_full(chars: int, tables: int) -> bool:
