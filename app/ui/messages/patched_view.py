@@ -352,8 +352,8 @@ class PatchedView(LinkedView):
             self.repaint_from.unwatch()
         # (the segment's widget is made outside ``unpainted(vp)``: a child made while its parent's updates are off
         # keeps them off, and never paints)
-        top = old.rootFrame().frameFormat().topMargin()
-        y = math.floor(min(self.segments.height, top)) if len(self.segments) else 0
+        margin = old.rootFrame().frameFormat().topMargin()   # its content starts there (a segment is never cut)
+        y = math.floor(min(self.segments.height, margin)) if len(self.segments) else 0
         self.segments.seal(self._live_first, old, self._starts, painted=not detached, y=y)
         vp, segment = self.viewport(), self.segments.items[-1].view
         with nullcontext() if detached else unpainted(vp, segment):    # (placed again: _place_segments)
