@@ -156,6 +156,9 @@ class MarkdownView(PatchedView):
         self.placeholder = False  # plain text shown until the full render (show_placeholder)
         self._catching_up = False  # a re-made streaming view renders the text so far behind its preview
         self._build_budget: int | None = None   # set_renderer's insert budget while built in slices (start_build)
+        # the first stable block whose colours or formula images a render brought and the view has not applied
+        # (``_took_restyle``): a render outside ``refresh`` (``finish``, ``render_fed``) must not lose it
+        self._restyled: int | None = None
         self._reset_state()
         self._version = self.renderer.version
 
@@ -172,6 +175,7 @@ class MarkdownView(PatchedView):
         :meth:`refresh` patches it, its patch budget less the time spent here."""
         t_render = time.perf_counter()
         self.renderer.render()
+        self._took_restyle()
         self._render_ms_unpatched += (time.perf_counter() - t_render) * 1000.0
 
     def spend(self, ms: float) -> None:
@@ -188,6 +192,7 @@ class MarkdownView(PatchedView):
         self._lagging = False
         t_render = time.perf_counter()
         md.render()
+        self._took_restyle()
         render_ms = (time.perf_counter() - t_render) * 1000.0 + self._render_ms_unpatched
         self._render_ms_unpatched = 0.0
         if self._catching_up:
@@ -205,8 +210,9 @@ class MarkdownView(PatchedView):
         elif md.thinking_restyled or (md.thinking is None and self._has_header):
             self._rebuild()   # reasoning restyled, or it never closed and turned out to be the answer
             return True
-        if md.restyled_from is not None and self._phase == "answer":
-            self._restyle_from(md.restyled_from)
+        restyled, self._restyled = self._restyled, None
+        if restyled is not None and self._phase == "answer":
+            self._restyle_from(restyled)
         thinking_active = md.thinking is not None and not md.thinking_done
         phase = "think" if thinking_active else "answer"
         if md.thinking is not None and (self._phase != phase or not self._has_header):
@@ -230,6 +236,14 @@ class MarkdownView(PatchedView):
             self._more_timer.start()          # the rest in the next tick, or soon if none comes
         return True
 
+    def _took_restyle(self) -> None:
+        """Keep the block the renderer's last render restyled (``restyled_from``: the next render forgets it) until
+        :meth:`refresh` applies it. Lost, a formula whose image came between a stream's last refresh and its
+        end stayed TeX in the view for good (its piece is stable: not compared again)."""
+        first = self.renderer.restyled_from
+        if first is not None:
+            self._restyled = first if self._restyled is None else min(self._restyled, first)
+
     def lagging(self) -> bool:
         """Whether the last :meth:`refresh` left rendered pieces out of the document (its patch budget): the
         render tick then patches it again before it feeds it more (``Coalescer``)."""
@@ -245,6 +259,7 @@ class MarkdownView(PatchedView):
     def finish(self) -> None:
         """End of stream: the renderer's final blocks are shown (a late link reference may re-render all)."""
         first_changed = self.renderer.finish()
+        self._took_restyle()       # (finish renders: a formula's image that came just now is taken there)
         if first_changed < self._n_stable and self._phase == "answer":
             self._rebuild()
         else:
@@ -341,6 +356,7 @@ class MarkdownView(PatchedView):
         self.renderer = self._new_renderer() if fresh else _blank_renderer(self.theme)
         self._expanded = True
         self._user_toggled = False
+        self._restyled = None
         self._reset_state()
         self.document().clear()
         self._version = self.renderer.version
@@ -484,6 +500,7 @@ class MarkdownView(PatchedView):
         md = self.renderer
         self.document().clear()
         self._reset_state()
+        self._restyled = None            # all inserted again, as rendered now
         thinking_active = md.thinking is not None and not md.thinking_done
         self._phase = "think" if thinking_active else "answer"
         cursor = QTextCursor(self.document())

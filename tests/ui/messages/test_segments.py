@@ -291,3 +291,20 @@ def test_a_reply_cut_into_segments_lays_out_like_one_document(qtbot, monkeypatch
         assert [t for t, _ in a] == [t for t, _ in b]
         off = [(t[:30], ya, yb) for (t, ya), (_, yb) in zip(a, b, strict=True) if abs(ya - yb) > 1]
         assert not off, off[:5]
+
+
+def test_a_formula_drawn_as_the_stream_ends_is_shown(qtbot) -> None:
+    # Its image came between the stream's last refresh and its end: the renderer's finish() took it (a render of
+    # its own), and the view's next refresh renders again, which forgets what the one before restyled — the
+    # formula's piece, stable and sealed, stayed TeX for good.
+    filler = "".join(f"Paragraph {i} with some words to fill the segment up quickly.\n\n" for i in range(200))
+    view = _view(qtbot)
+    view.append_text("The area is $\\tau r^3$ here.\n\n" + filler)
+    view.refresh()                                       # shown as TeX: its image is asked for
+    pool = MarkdownView.math_pool()
+    qtbot.waitUntil(lambda: not pool.pending(), timeout=30_000)   # drawn — nothing has looked yet
+    view.finish()
+    _settle(qtbot, view)
+    assert view.segments.items
+    images = [img for seg in view.segments.items for img in _images(seg.view.document())]
+    assert images and all(img is not None and not img.isNull() for img in images), images
