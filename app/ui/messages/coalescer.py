@@ -28,8 +28,8 @@ screen's: when the view lags after it, and when it came in a burst, whose chunks
 the characters painted (a short chunk and a 300 KB one in one read had no TTFT until the backlog was painted).
 
 The interval adapts too: a tick that painted its whole backlog and still cost more than its whole interval (a
-fixed cost the slice cannot bound) doubles the interval (fewer, larger renders), a cheap one halves it back towards
-``MIN_INTERVAL_MS``. (At more than half the interval, a 9 ms tick made the next frames 32 ms apart: 18 of 237 in
+fixed cost the slice cannot bound) doubles the interval (fewer, larger renders), one that costs less than half the
+interval halves it back towards ``MIN_INTERVAL_MS``. (At more than half the interval, a 9 ms tick made the next frames 32 ms apart: 18 of 237 in
 the render bench at 5,000 tokens/s.) The idea is qutebrowser's ``misc/throttle.py``, made adaptive and
 time-sliced.
 
@@ -532,7 +532,10 @@ class Coalescer(QObject):
             if cost_ms > self.interval_ms and self.interval_ms < MAX_INTERVAL_MS and not cut:
                 self.interval_ms = min(MAX_INTERVAL_MS, self.interval_ms * 2)
                 self._set_interval()
-            elif cost_ms < self.interval_ms / 8 and self.interval_ms > MIN_INTERVAL_MS:
+            elif cost_ms < self.interval_ms / 2 and self.interval_ms > MIN_INTERVAL_MS:
+                # fits the halved interval (a tick at it brings less text, so it costs no more): halving it
+                # back only below 1/8 kept a window at 1,000 tok/s on 32 ms frames for ~40 frames after one
+                # stall (each tick 4-10 ms: never cheap enough), p99 32 ms in the render bench
                 self.interval_ms = max(MIN_INTERVAL_MS, self.interval_ms // 2)
                 self._set_interval()
         return any_painted

@@ -108,6 +108,21 @@ def test_expensive_ticks_double_the_interval_up_to_the_cap_and_cheap_ones_halve_
     assert timer.interval() == MIN_INTERVAL_MS
 
 
+def test_one_slow_tick_stretches_one_frame_not_the_stream(parts) -> None:
+    """A stall (a collection, a seal) doubles the interval; the next tick, which fits half of it, halves it back:
+    a stream whose ticks cost 4-10 ms stayed on 32 ms frames for ~40 frames after one stall."""
+    co, timer, clock = parts
+    r, view = reply(), View(clock, cost_s=0.020)            # one tick over a whole frame
+    co.attach(r, view.feed, view.paint)
+    r.append("stall ")
+    timer.fire()
+    assert timer.intervals == [MIN_INTERVAL_MS, 32]
+    view.cost_s = 0.010                                     # middling: over 1/8 of 32 ms, under half of it
+    r.append("on ")
+    timer.fire()
+    assert timer.intervals == [MIN_INTERVAL_MS, 32, MIN_INTERVAL_MS]
+
+
 def test_a_tick_of_middling_cost_keeps_the_interval(parts) -> None:
     co, timer, clock = parts
     for cost_s in (0.005, 0.012):                          # between 1/8 of 16 ms and a whole frame
