@@ -176,6 +176,7 @@ class Coalescer(QObject):
         self._painted_chunks: dict[int, int] = {}   # reply id → chunks painted (kept after detach)
         self.ticks = 0
         self.interval_ms = MIN_INTERVAL_MS
+        self._interval_due = False               # interval_ms changed: the timer gets it at its next firing
         self.last_tick_ms = 0.0
         self._soon = False                       # a tick is asked for the next loop turn (``paint_soon``)
         self._beat_at = 0.0                      # paced: when the last beat fired (``clock`` seconds)
@@ -219,6 +220,8 @@ class Coalescer(QObject):
 
     def _start(self) -> None:
         if not self._timer.isActive():
+            if self._interval_due:
+                self._set_interval()
             self._timer.start()
             if self._grid is not None:
                 self._grid.reset()
@@ -453,6 +456,8 @@ class Coalescer(QObject):
         """A firing of the timer. Paced: show the frame made since the last one, then post the next frame's work
         (after the paint this beat asked for). Unpaced, or at an interval stretched by expensive ticks (the
         window's paints are not held that long: typing would echo late): do the work and have the window paint."""
+        if self._interval_due:
+            self._set_interval()
         if self._frame_hold() is None or self.interval_ms > MIN_INTERVAL_MS:
             self._show()
             self._work(present=True)
@@ -531,16 +536,21 @@ class Coalescer(QObject):
             # adapt: expensive ticks → fewer, larger renders; cheap ticks → back to frame rate
             if cost_ms > self.interval_ms and self.interval_ms < MAX_INTERVAL_MS and not cut:
                 self.interval_ms = min(MAX_INTERVAL_MS, self.interval_ms * 2)
-                self._set_interval()
+                self._interval_due = True
             elif cost_ms < self.interval_ms / 2 and self.interval_ms > MIN_INTERVAL_MS:
                 # fits the halved interval (a tick at it brings less text, so it costs no more): halving it
                 # back only below 1/8 kept a window at 1,000 tok/s on 32 ms frames for ~40 frames after one
                 # stall (each tick 4-10 ms: never cheap enough), p99 32 ms in the render bench
                 self.interval_ms = max(MIN_INTERVAL_MS, self.interval_ms // 2)
-                self._set_interval()
+                self._interval_due = True
         return any_painted
 
     def _set_interval(self) -> None:
+        """Give the timer the interval the last tick chose, at a firing (``tick``): a running ``QTimer`` starts
+        again from now, so set at the end of a paced frame's work — off the timer's grid — a doubled interval
+        showed that frame the work's cost plus a whole new interval after the last beat (55-62 ms: the rare
+        single long frame of the render bench at 1,000 tok/s)."""
+        self._interval_due = False
         self._timer.setInterval(self.interval_ms)       # (a running QTimer starts again: a new grid)
         if self._grid is not None:
             self._grid.reset()

@@ -116,11 +116,32 @@ def test_one_slow_tick_stretches_one_frame_not_the_stream(parts) -> None:
     co.attach(r, view.feed, view.paint)
     r.append("stall ")
     timer.fire()
-    assert timer.intervals == [MIN_INTERVAL_MS, 32]
+    assert co.interval_ms == 32 and timer.intervals == [MIN_INTERVAL_MS]   # the timer gets it at its next firing
     view.cost_s = 0.010                                     # middling: over 1/8 of 32 ms, under half of it
     r.append("on ")
     timer.fire()
+    assert co.interval_ms == MIN_INTERVAL_MS and timer.intervals == [MIN_INTERVAL_MS, 32]
+    timer.fire()
     assert timer.intervals == [MIN_INTERVAL_MS, 32, MIN_INTERVAL_MS]
+
+
+def test_a_paced_frame_over_its_interval_keeps_the_timer_on_its_grid(qapp) -> None:
+    """A paced frame's work runs between two firings; setting a doubled interval there restarted the timer
+    from the work's end, and the frame was shown the work's cost plus a whole 32 ms after the last beat."""
+    from PySide6.QtWidgets import QWidget
+
+    window, timer, clock = QWidget(), FakeTimer(), FakeClock()
+    co = Coalescer(window, timer=timer, clock=clock)
+    r, view = reply(), View(clock, cost_s=0.020)
+    co.attach(r, view.feed, view.paint)
+    r.append("slow")
+    timer.fire()                                # the beat posts the frame's work
+    qapp.processEvents()                        # the work: 20 ms, over the interval
+    assert view.fed == ["slow"] and co.interval_ms == 32
+    assert timer.intervals == [MIN_INTERVAL_MS]  # not restarted off the grid
+    timer.fire()                                # the next firing, on the grid, shows it and takes the interval
+    assert timer.intervals == [MIN_INTERVAL_MS, 32]
+    window.deleteLater()
 
 
 def test_a_tick_of_middling_cost_keeps_the_interval(parts) -> None:
