@@ -29,9 +29,9 @@ the characters painted (a short chunk and a 300 KB one in one read had no TTFT u
 
 The interval adapts too: a tick that painted its whole backlog and still cost more than its whole interval (a
 fixed cost the slice cannot bound) doubles the interval (fewer, larger renders), one that costs less than half the
-interval halves it back towards ``MIN_INTERVAL_MS``. (At more than half the interval, a 9 ms tick made the next frames 32 ms apart: 18 of 237 in
-the render bench at 5,000 tokens/s.) The idea is qutebrowser's ``misc/throttle.py``, made adaptive and
-time-sliced.
+interval halves it back towards ``MIN_INTERVAL_MS``, each at the timer's next firing. (Doubling at more than half
+the interval, a 9 ms tick made the next frames 32 ms apart: 18 of 237 in the render bench at 5,000 tokens/s.) The
+idea is qutebrowser's ``misc/throttle.py``, made adaptive and time-sliced.
 
 In the window the tick is **paced** (``PACED``, ``app.ui.messages.pacing``): the work of a frame (the slices
 above) runs in the loop turn after the previous frame's paint, with the window's paints held, and the timer's

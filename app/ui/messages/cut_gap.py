@@ -33,13 +33,23 @@ def cut_gap(live: QTextDocument, last: str, first: str, width: int, later_expand
     ``width`` px wide in ``live``'s font; ``later_expanded``: reasoning inside the answer shown (the view's
     ``fold_later_thinking``). ``inserter`` inserts the pieces into the scratch documents (not the view's own:
     its counters count what the view inserted)."""
-    key = (trail_tags(last), lead_tags(last), lead_tags(first), width, later_expanded, live.defaultFont().key())
+    key = _key(live, last, first, width, later_expanded)
     gap = _GAPS.get(key)
     if gap is None:
         if len(_GAPS) >= GAP_CACHE_SIZE:
             _GAPS.clear()
         gap = _GAPS[key] = _measure(live, last, first, width, later_expanded, inserter)
     return gap
+
+
+def cut_gap_known(live: QTextDocument, last: str, first: str, width: int, later_expanded: bool) -> bool:
+    """Whether :func:`cut_gap` of these arguments is measured already (it then costs a dictionary look-up)."""
+    return _key(live, last, first, width, later_expanded) in _GAPS
+
+
+def _key(live: QTextDocument, last: str, first: str, width: int,
+         later_expanded: bool) -> tuple[str, str, str, int, bool, str]:
+    return trail_tags(last), lead_tags(last), lead_tags(first), width, later_expanded, live.defaultFont().key()
 
 
 def _measure(live: QTextDocument, last: str, first: str, width: int, later_expanded: bool,

@@ -308,3 +308,29 @@ def test_a_formula_drawn_as_the_stream_ends_is_shown(qtbot) -> None:
     assert view.segments.items
     images = [img for seg in view.segments.items for img in _images(seg.view.document())]
     assert images and all(img is not None and not img.isNull() for img in images), images
+
+
+def test_a_streamed_seal_finds_the_gap_at_its_cut_measured(qtbot, corpus_dir, monkeypatch) -> None:
+    # Measuring the gap at a cut (2-5 ms: the pieces laid out alone and together) in the patch that seals made
+    # those frames the slowest of a stream (12-18 ms of work): a streaming patch that leaves the live document
+    # full, its pieces after the cut still open, measures it then; a seal of new pieces waits for the next patch.
+    import app.ui.messages.cut_gap as cut_gap
+
+    monkeypatch.setattr(MarkdownView, "lexer_pool", staticmethod(lambda: None))
+    monkeypatch.setattr(cut_gap, "_GAPS", {})
+    measured: list[int] = []
+    real = cut_gap._measure
+    monkeypatch.setattr(cut_gap, "_measure", lambda *a: measured.append(1) or real(*a))
+    text = _long_reply(corpus_dir)
+    view = _view(qtbot, shown=True)                 # (its width settled: a gap is measured for a width)
+    view._budget.chars = lambda _ms: 10 ** 9        # streaming patches, never cut by the budget (no timing)
+    both = seals = 0
+    for i in range(0, len(text), 64):
+        view.append_text(text[i:i + 64])
+        before, n = len(view.segments), len(measured)
+        view.refresh()
+        sealed = len(view.segments) > before
+        seals += sealed
+        both += sealed and len(measured) > n
+    assert seals >= 3 and measured
+    assert both == 0
