@@ -27,11 +27,11 @@ A reply's first chunk counts at the first patch that shows its beginning, so the
 screen's: when the view lags after it, and when it came in a burst, whose chunks otherwise count in proportion to
 the characters painted (a short chunk and a 300 KB one in one read had no TTFT until the backlog was painted).
 
-The interval adapts too: a tick that painted its whole backlog and still cost more than its whole interval (a
-fixed cost the slice cannot bound) doubles the interval (fewer, larger renders), one that costs less than half the
-interval halves it back towards ``MIN_INTERVAL_MS``, each at the timer's next firing. (Doubling at more than half
-the interval, a 9 ms tick made the next frames 32 ms apart: 18 of 237 in the render bench at 5,000 tokens/s.) The
-idea is qutebrowser's ``misc/throttle.py``, made adaptive and time-sliced.
+The interval adapts too: two ticks in a row that painted their whole backlog and still cost more than the whole
+interval (a fixed cost the slice cannot bound) double the interval (fewer, larger renders), one that costs less
+than half the interval halves it back towards ``MIN_INTERVAL_MS``, each at the timer's next firing. (Doubling at
+more than half the interval, a 9 ms tick made the next frames 32 ms apart: 18 of 237 in the render bench at 5,000
+tokens/s.) The idea is qutebrowser's ``misc/throttle.py``, made adaptive and time-sliced.
 
 In the window the tick is **paced** (``PACED``, ``app.ui.messages.pacing``): the work of a frame (the slices
 above) runs in the loop turn after the previous frame's paint, with the window's paints held, and the timer's
@@ -61,6 +61,9 @@ MIN_INTERVAL_MS = 16
 MAX_INTERVAL_MS = 100
 #: Work one tick may do (ms, all replies together): half a frame at 60 Hz.
 TICK_BUDGET_MS = 8.0
+#: Ticks in a row over the interval (not cut by their budget) that double it: one is a stall (a seal, a
+#: collection), and doubling after it made the next frame 32 ms too (render bench at 5,000 tok/s).
+OVER_TICKS = 2
 #: A reply's first slice (characters), before its ticks have been measured; the slice's bounds.
 FIRST_SLICE_CHARS = 2_048
 MIN_SLICE_CHARS = 128
@@ -177,6 +180,7 @@ class Coalescer(QObject):
         self.ticks = 0
         self.interval_ms = MIN_INTERVAL_MS
         self._interval_due = False               # interval_ms changed: the timer gets it at its next firing
+        self._over = 0                           # ticks in a row that cost more than the interval
         self.last_tick_ms = 0.0
         self._soon = False                       # a tick is asked for the next loop turn (``paint_soon``)
         self._beat_at = 0.0                      # paced: when the last beat fired (``clock`` seconds)
@@ -534,7 +538,9 @@ class Coalescer(QObject):
             self.ticks += 1
             self.last_tick_ms = cost_ms
             # adapt: expensive ticks → fewer, larger renders; cheap ticks → back to frame rate
-            if cost_ms > self.interval_ms and self.interval_ms < MAX_INTERVAL_MS and not cut:
+            over = cost_ms > self.interval_ms and not cut
+            self._over = self._over + 1 if over else 0
+            if over and self._over >= OVER_TICKS and self.interval_ms < MAX_INTERVAL_MS:
                 self.interval_ms = min(MAX_INTERVAL_MS, self.interval_ms * 2)
                 self._interval_due = True
             elif cost_ms < self.interval_ms / 2 and self.interval_ms > MIN_INTERVAL_MS:
