@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
+import threading
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, Qt, Signal
@@ -18,6 +20,7 @@ from PySide6.QtWidgets import QHBoxLayout, QMainWindow, QPushButton, QSplitter, 
 from app.core.chat import session_ops
 from app.core.chat.session import ChatSession, ModelState, NoticeKind, SessionListener
 from app.core.conversation import Conversation, Message
+from app.core.history.rows import schema_module
 from app.core.history.store import Store
 from app.core.settings import AppSettings, data_dir
 from app.core.streaming.generation import Generation
@@ -182,6 +185,10 @@ class MainWindow(QMainWindow, SessionListener):
         self.chat          # noqa: B018 - made now, in the first idle moment, not when the first reply arrives
         if self.session.store is not None:
             self.state.restore_chat()
+            if "app.core.history.schema" not in sys.modules:
+                # reading a chat checks its rows with pydantic models: a 0.3 s import, on the loop when the first
+                # chat is opened (a click froze the window that long); imported off it now
+                threading.Thread(target=schema_module, name="brook-warm-schema", daemon=True).start()
         self._refresh_welcome()
 
     def _wire(self) -> None:

@@ -32,3 +32,29 @@ def test_without_a_frame_then_still_runs_after_the_fallback(qtbot) -> None:
     assert calls == []
     qtbot.waitUntil(lambda: bool(calls), timeout=60_000)
     assert watch.painted_at is None and calls == [1]
+
+
+def test_the_history_schema_is_imported_off_the_loop_after_the_first_frame(qtbot, qloop, tmp_path,
+                                                                             monkeypatch) -> None:
+    # Reading a chat checks its rows with pydantic models: a 0.3 s import, which the first chat a person opened
+    # paid on the loop (the window froze that long) when no chat was restored at the start.
+    import sys
+    import threading
+
+    import app.ui.window.main_window as main_window
+    from app.core.history.store import Store
+    from app.engine.scripted import ScriptedEngine
+
+    imported: list[str] = []
+    monkeypatch.delitem(sys.modules, "app.core.history.schema", raising=False)
+    monkeypatch.setattr(main_window, "schema_module", lambda: imported.append(threading.current_thread().name))
+    store = Store(tmp_path / "h.sqlite3")
+    w = main_window.MainWindow(ScriptedEngine(), store=store)
+    qtbot.addWidget(w)
+    w.show()
+    try:
+        qtbot.waitUntil(lambda: bool(imported), timeout=60_000)
+        assert imported[0] != threading.main_thread().name
+    finally:
+        qloop.run_until_complete(w.shutdown())
+        store.close()
