@@ -268,6 +268,16 @@ class PatchedView(LinkedView):
 
     def sizeHint(self) -> QSize:
         width = self.width() if self.width() > 0 else 400
+        if not self.isVisible():
+            # not shown yet (a new widget's view): layouts ask its hint before its width is known, and the height
+            # at that width laid the document out at the widget's default 100 px, or a copy of it (5-10 ms for a
+            # 6.5 KB preview, twice when the list opened a chat); the list asks heightForWidth at its real width
+            doc = self.document()
+            if doc.textWidth() <= 0:
+                return QSize(width, self.minimumSizeHint().height())
+            margins = self.contentsMargins()
+            return QSize(math.ceil(doc.textWidth()) + margins.left() + margins.right(),
+                         math.ceil(doc.size().height()) + margins.top() + margins.bottom())
         return QSize(width, self.heightForWidth(width))
 
     def minimumSizeHint(self) -> QSize:

@@ -130,6 +130,19 @@ def test_height_follows_document(qtbot) -> None:
     assert v.sizeHint().height() >= h - 1
 
 
+def test_a_view_not_shown_yet_hints_its_size_without_a_layout_at_a_guessed_width(qtbot) -> None:
+    # A new message widget's layout asks its view's size hint before the view has its width: the hint's height
+    # laid the document out at the default 100 px (5-10 ms for a 6.5 KB preview), then again at its width.
+    v = MarkdownView(theme="light")
+    qtbot.addWidget(v)
+    v.show_placeholder("A line of a long preview, wrapped at the view's width.\n" * 200)
+    assert v.document().textWidth() <= 0          # not laid out yet
+    v.sizeHint()
+    assert v.document().textWidth() <= 0          # … nor by the hint
+    h = v.heightForWidth(600)                      # the list asks at the real width: laid out there, once
+    assert v.sizeHint().height() == h
+
+
 def _settle(qtbot, view: MarkdownView) -> None:
     """Refresh until the lexer pool has delivered every pending code colour."""
     def done() -> bool:
