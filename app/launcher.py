@@ -248,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from PySide6.QtWidgets import QApplication
 
-    from app.ui.feature_check import install as cheap_feature_check
+    from app.ui.window.feature_check import install as cheap_feature_check
 
     cheap_feature_check()                     # before the window's modules are imported (see its docstring)
     from app.core.history.store import Store

@@ -1,4 +1,4 @@
-"""app.ui.feature_check: PySide6's check of each imported module (does it use PySide6?) answered from the file's
+"""app.ui.window.feature_check: PySide6's check of each imported module (does it use PySide6?) answered from the file's
 bytes, the same answers as PySide6's own ``inspect.getsource`` search, without it."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from app.ui import feature_check
+from app.ui.window import feature_check
 
 
 def _feature():  # type: ignore[no-untyped-def]

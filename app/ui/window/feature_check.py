@@ -11,7 +11,7 @@ schema's import (pydantic) 182-206 → 163-190 ms.
 :func:`uses_pyside` gives the same answer from the file's bytes: the module's ``.py`` file holds "PySide6" (an
 ASCII word, the same bytes in any encoding Python reads source in); a module without a readable ``.py`` file
 (built in, an extension, frozen) does not, as ``inspect.getsource`` fails on those and PySide6 then answers False
-too (``tests/ui/test_feature_check.py`` compares both answers on every module a window imports). Brook selects no
+too (``tests/ui/window/test_feature_check.py`` compares both answers on every module a window imports). Brook selects no
 ``__feature__``, so either answer only ever picks PySide6's default class dictionaries.
 """
 
