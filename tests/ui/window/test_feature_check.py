@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import inspect
 import sys
+from typing import Any
 
 import pytest
 
 from app.ui.window import feature_check
 
 
-def _feature():  # type: ignore[no-untyped-def]
+def _feature() -> Any:
     return pytest.importorskip("shibokensupport.feature")
 
 
@@ -37,12 +38,18 @@ def test_a_module_imported_afterwards_is_classified_without_reading_it_through_i
     (tmp_path / "brook_probe_plain.py").write_text("VALUE = 1\n", encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
 
-    def no_getsource(obj: object) -> str:
-        raise AssertionError(f"inspect.getsource({obj!r})")
+    read: list[str] = []
+    real = inspect.getsource
 
-    monkeypatch.setattr(inspect, "getsource", no_getsource)
+    def getsource(obj: object) -> str:
+        read.append(getattr(obj, "__name__", ""))
+        return real(obj)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(inspect, "getsource", getsource)
     for name in ("brook_probe_qt", "brook_probe_plain"):
         monkeypatch.delitem(sys.modules, name, raising=False)
         __import__(name)                       # (an import statement: through PySide6's hook; import_module is not)
+    monkeypatch.setattr(inspect, "getsource", real)
+    assert read == []
     assert feature.pyside_feature_dict["brook_probe_qt"] == 0          # uses PySide6
     assert feature.pyside_feature_dict["brook_probe_plain"] == -1      # does not
