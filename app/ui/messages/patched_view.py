@@ -249,22 +249,22 @@ class PatchedView(LinkedView):
             fmt.setTopMargin(height)
             root.setFrameFormat(fmt)
 
-    def _boundary_gap(self, last: str | None = None, first: str | None = None) -> float:
-        """px from the last sealed segment's end to the live document's top margin (:mod:`.cut_gap`); with
-        ``last`` and ``first``, the gap of a cut between those two pieces (measured, and kept, for a seal to come)."""
-        if last is not None and first is not None:
-            return cut_gap(self.document(), last, first, self.viewport().width(), self._later_expanded,
-                           self._scratch)
+    def _boundary_gap(self) -> float:
+        """px from the last sealed segment's end to the live document's top margin (:mod:`.cut_gap`)."""
         if not len(self.segments) or not self._painted or not self._sealed:
             return 0
         self._gap_px = cut_gap(self.document(), self._sealed[-1], self._painted[0], self.viewport().width(),
                                self._later_expanded, self._scratch)
         return self._gap_px
 
-    def _gap_known(self, first: str, last: int = -1) -> bool:
-        """Whether the gap of a cut after the live document's piece ``last``, before ``first``, is measured."""
-        return cut_gap_known(self.document(), self._painted[last], first, self.viewport().width(),
-                             self._later_expanded)
+    def _measure_gap_ahead(self, last: str, first: str) -> bool:
+        """Measure the gap of a cut between the pieces ``last`` and ``first`` for a seal to come, unless it is
+        measured already; True when it was not (see ``_patch_document``: a seal waits for its gap)."""
+        width = self.viewport().width()
+        if cut_gap_known(self.document(), last, first, width, self._later_expanded):
+            return False
+        cut_gap(self.document(), last, first, width, self._later_expanded, self._scratch)
+        return True
 
     def sizeHint(self) -> QSize:
         width = self.width() if self.width() > 0 else 400
@@ -491,9 +491,8 @@ class PatchedView(LinkedView):
             # patches, they vanished from the screen meanwhile; the cut is then left to the next insert (below),
             # and the segment holds more than SEGMENT_CHARS
             cut = self._live_first + b
-            if budget is not None and cut < n_new and not self._gap_known(new(cut), b - 1):
-                self._boundary_gap(self._painted[b - 1], new(cut))   # a seal waits for its gap: cut next patch
-                hold = True
+            if budget is not None and cut < n_new and self._measure_gap_ahead(self._painted[b - 1], new(cut)):
+                hold = True                  # a seal waits for its gap: cut at the next patch
             else:
                 i = min(i, cut)
         if i == n_painted == n_new:
@@ -543,9 +542,8 @@ class PatchedView(LinkedView):
                     self.behind_chars = chars_left(new, j, n_new)
                     break
                 due = not hold and j <= n_fixed and bool(self._cum) and _segment_full(*self._cum[-1])
-                if due and budget is not None and not self._gap_known(html):
-                    self._boundary_gap(self._painted[-1], html)     # a seal waits for its gap (docstring)
-                    due, hold = False, True
+                if due and budget is not None and self._measure_gap_ahead(self._painted[-1], html):
+                    due, hold = False, True      # a seal waits for its gap (docstring)
                     if j >= n_painted:           # new pieces: they wait for the seal, in the next patch
                         self.behind = True
                         self.behind_chars = chars_left(new, j, n_new)
@@ -577,8 +575,8 @@ class PatchedView(LinkedView):
             self.repaint_from.done()
         if budget is not None and not self.behind and not hold:
             b = self._full_at()
-            if 0 < b < len(self._painted) and not self._gap_known(self._painted[b], b - 1):
-                self._boundary_gap(self._painted[b - 1], self._painted[b])   # a seal waits for its gap (docstring)
+            if 0 < b < len(self._painted):
+                self._measure_gap_ahead(self._painted[b - 1], self._painted[b])   # a seal to come (docstring)
 
     def _restyle(self, i: int, n: int, new: Callable[[int], str], painted_at: Callable[[int], str],
                  budget: int | None) -> int:
