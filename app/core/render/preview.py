@@ -50,6 +50,11 @@ def _bullet(m: re.Match[str]) -> str:
 # template, and under PySide6 every import runs its import hook — a third of the preview's time)
 
 
+def _cells(line: str) -> str:
+    """A table row's cells, three spaces apart, without its pipes."""
+    return "   ".join(cell.strip() for cell in line.strip().strip("|").split("|"))
+
+
 def _inline(line: str) -> str:
     if "](" in line:
         line = _LINK.sub(_group1, _IMAGE.sub(_group1, line))
@@ -133,7 +138,7 @@ def plain_preview(text: str) -> str:
             continue
         if lead == "|":              # a table's row (or its delimiter row)
             if not (_TABLE_SEP.match(line) and "-" in line):
-                out.append(_inline("   ".join(cell.strip() for cell in line.strip().strip("|").split("|"))))
+                out.append(_inline(_cells(line)))
             continue
         if _RULE.match(line) or (_TABLE_SEP.match(line) and "-" in line):
             continue
@@ -146,6 +151,6 @@ def plain_preview(text: str) -> str:
         else:
             line = _BULLET.sub(_bullet, line)
         if line.lstrip().startswith("|"):
-            line = "   ".join(cell.strip() for cell in line.strip().strip("|").split("|"))
+            line = _cells(line)
         out.append(_inline(line))
     return "\n".join(out).strip("\n")
