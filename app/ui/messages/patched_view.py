@@ -563,7 +563,8 @@ class PatchedView(LinkedView):
                 self._starts.append(cursor.position())
                 self._insert_piece(cursor, html, prev)
                 chars, tables = self._cum[-1] if self._cum else (0, 0)
-                self._cum.append((chars + len(html), tables + html.count("<table")))
+                n_tables = html.count("<table")
+                self._cum.append((chars + (0 if n_tables else len(html)), tables + n_tables))
                 self._painted.append(html)
                 prev = html
                 if len(self._painted) == 1 and len(self.segments):
@@ -634,5 +635,6 @@ class PatchedView(LinkedView):
 
 
 def _segment_full(chars: int, tables: int) -> bool:
-    """Whether pieces of ``chars`` HTML characters and ``tables`` tables fill a segment."""
+    """Whether pieces of ``chars`` HTML characters (of the pieces without a table) and ``tables`` tables fill a
+    segment."""
     return chars >= SEGMENT_CHARS or tables >= SEGMENT_TABLES

@@ -91,8 +91,8 @@ def test_a_reply_is_shown_once_with_its_colours(qtbot, monkeypatch) -> None:
 
 def test_a_reply_built_off_screen_in_slices_equals_one_shown_at_once(qtbot, corpus_dir) -> None:
     word = "x" * 300      # wider than the view, too short for break_long_runs: wraps by the editor's wrap mode
-    text = "\n\n".join([word] + [p.read_text(encoding="utf-8")
-                                  for p in sorted((corpus_dir / "answers").glob("*.md"))[:4]])
+    answers = [p.read_text(encoding="utf-8") for p in sorted((corpus_dir / "answers").glob("*.md"))[:4]]
+    text = "\n\n".join([word] + answers * 3)       # (long enough for three segments and more)
     msg = Message(Role.ASSISTANT, text, status=MessageStatus.DONE)
     once, sliced = MessageWidget(msg, body="preview"), MessageWidget(msg, body="preview")
     for w in (once, sliced):

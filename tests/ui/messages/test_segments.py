@@ -69,6 +69,17 @@ def test_a_long_streamed_reply_is_sealed_and_the_live_document_stays_small(qtbot
     assert [s.first for s in view.segments.items] == [s.first for s in once.segments.items]   # same cuts
 
 
+def test_a_long_table_is_sealed_by_its_tables_not_by_its_html(qtbot) -> None:
+    # A table's HTML is ~15 times its text (a row group of 2 rows: ~930 characters): counted towards
+    # SEGMENT_CHARS, a streamed table was sealed every 9 row groups, 111 seals for 2,000 rows.
+    table = "| # | name | value |\n|---:|:---|---|\n" + "".join(f"| {i} | row *{i}* | `v{i}` |\n" for i in range(200))
+    view = _view(qtbot, table + "\nAfter the table.\n")
+    _settle(qtbot, view)
+    docs = view.documents()
+    tables = [len(d.rootFrame().childFrames()) for d in docs[:-1]]
+    assert len(tables) >= 3 and all(n == SEGMENT_TABLES for n in tables), tables
+
+
 def test_segments_stack_into_one_height_and_follow_the_width(qtbot, corpus_dir) -> None:
     view = _view(qtbot, _long_reply(corpus_dir), shown=True)
     segs = view.segments.items
@@ -197,6 +208,7 @@ def test_the_text_of_a_long_table_is_the_same_wherever_it_was_cut(qtbot, corpus_
     import app.ui.messages.patched_view as patched
 
     text = (corpus_dir / "answers" / "03_long_table.md").read_text("utf-8") + "\n\nAfter the table.\n"
+    monkeypatch.setattr(patched, "SEGMENT_TABLES", 8)        # its 40 row groups: cut four times
     cut = _view(qtbot, text)
     monkeypatch.setattr(patched, "SEGMENT_CHARS", 10 ** 9)
     monkeypatch.setattr(patched, "SEGMENT_TABLES", 10 ** 9)
@@ -242,7 +254,10 @@ def test_a_formula_sealed_before_it_was_ever_painted_still_loads_its_image(qtbot
 def test_a_patch_that_seals_tells_its_new_height_once(qtbot, corpus_dir, monkeypatch) -> None:
     # Each new height lays the message list out again: a patch whose edit blocks (a seal makes several) each
     # changed the height tells only the last one, which is the view's height.
+    import app.ui.messages.patched_view as patched
+
     monkeypatch.setattr(MarkdownView, "lexer_pool", staticmethod(lambda: None))
+    monkeypatch.setattr(patched, "SEGMENT_TABLES", 8)
     text = _long_reply(corpus_dir)
     view = _view(qtbot)
     heights: list[int] = []
@@ -276,6 +291,8 @@ def test_a_reply_cut_into_segments_lays_out_like_one_document(qtbot, monkeypatch
     from app.bench.history import answers, realistic
 
     texts = answers()                      # (the history bench's realistic replies: tests/data/answers)
+    monkeypatch.setattr(patched, "SEGMENT_CHARS", 3_000)     # cut often: between paragraphs, lists, tables
+    monkeypatch.setattr(patched, "SEGMENT_TABLES", 8)
     for i in (101, 103):
         text = realistic(texts, i)
         cut = _view(qtbot, text)
