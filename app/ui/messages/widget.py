@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication, QRect, QSize, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QLineF, QRect, QSize, Qt, Signal
 from PySide6.QtGui import (
     QAccessible,
     QAccessibleEvent,
@@ -101,6 +101,39 @@ OFF_SCREEN_PX = 100_000
 #: The band above a message's bottom edge its border's rounded corners and line are drawn in (px): the radius and
 #: the pen, rounded up.
 EDGE_BAND_PX = 14
+
+
+def _stroke_outline(p: QPainter, rect: QRect, band: QRect) -> None:
+    """Stroke ``rect``'s rounded outline (radius 10 px) where a paint of ``band`` shows it (:func:`_outline`): the
+    rounded rectangle only in the ``EDGE_BAND_PX`` rows at each of its ends that ``band`` comes near (clipped
+    there), the straight sides between them as two lines — the same pixels. Stroked whole, the rounded rectangle
+    cost 0.66-0.72 ms of each frame of a streaming reply (its bottom edge is always near what changed), 9 times
+    what it costs on an image (``python -m app.bench render``, a table at 5,000 tok/s); clipped to 15 rows,
+    0.07 ms."""
+    outline = _outline(rect, band)
+    top, bottom = outline.top(), outline.bottom()
+    mid_top = top + EDGE_BAND_PX if top == rect.top() else top
+    mid_bottom = bottom - EDGE_BAND_PX if bottom == rect.bottom() else bottom
+    if mid_top > mid_bottom:
+        p.drawRoundedRect(outline, 10, 10)        # a short one: its ends meet
+        return
+    # (a QRect's path runs along x and x + width, y and y + height: QPainter strokes it as a QRectF)
+    left, right = outline.x(), outline.x() + outline.width()
+    x, width = left - 2, outline.width() + 5      # the columns a pen of 2 px touches on either side
+    parts = [(mid_top, mid_bottom)]
+    # (the rows a pen of 2 px touches past the path's top and bottom too: it runs along y + height)
+    if mid_top > top:
+        parts.append((top - 2, mid_top - 1))
+    if mid_bottom < bottom:
+        parts.append((mid_bottom + 1, bottom + 3))
+    for k, (y0, y1) in enumerate(parts):
+        p.save()
+        p.setClipRect(QRect(x, y0, width, y1 - y0 + 1), Qt.ClipOperation.IntersectClip)
+        if k == 0:         # the sides
+            p.drawLines([QLineF(left, top, left, bottom + 1), QLineF(right, top, right, bottom + 1)])
+        else:
+            p.drawRoundedRect(outline, 10, 10)
+        p.restore()
 
 
 def _outline(rect: QRect, band: QRect) -> QRect:
@@ -343,10 +376,10 @@ class MessageWidget(QFrame):
             p.setRenderHint(QPainter.RenderHint.Antialiasing)
             if focused:        # the message Alt+Up / Alt+Down moved to: a 2 px ring in the highlight colour
                 p.setPen(QPen(self.palette().color(QPalette.ColorRole.Highlight), 2))
-                p.drawRoundedRect(_outline(self.rect().adjusted(1, 1, -1, -1), event.rect()), 10, 10)
+                _stroke_outline(p, self.rect().adjusted(1, 1, -1, -1), event.rect())
             else:
                 p.setPen(QPen(QColor(border_color()), 1))
-                p.drawRoundedRect(_outline(self.rect().adjusted(0, 0, -1, -1), event.rect()), 10, 10)
+                _stroke_outline(p, self.rect().adjusted(0, 0, -1, -1), event.rect())
             p.end()
 
     def set_model(self, name: str) -> None:
