@@ -48,7 +48,7 @@ from app.ui.messages.rich_text import JOIN, joined, selection_mime
 
 
 class SegmentOwner(Protocol):
-    """What a segment needs of the view that owns it (``PatchedView``)."""
+    """What a segment needs of the view that owns it (``SealedView``)."""
 
     segments: Segments
 
@@ -87,7 +87,7 @@ class SegmentView(QWidget):
         self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.NoContextMenu)   # the owner's menu (its parent's)
         # px of the document above what the segment shows: the height of the segments above it while it was live
-        # (its top margin less the gap to the last one's end: PatchedView._boundary_gap, shown blank) — none for
+        # (its top margin less the gap to the last one's end: SealedView._boundary_gap, shown blank) — none for
         # the first, which shows its own margin as the view did (cut off, all moved up 4 px at the first seal)
         self.dy = float(y)
         self.setGeometry(0, y, max(1, int(doc.textWidth())), visible_height(doc, doc.size().height(), self.dy))

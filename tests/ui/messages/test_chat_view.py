@@ -80,7 +80,7 @@ def test_the_streaming_reply_is_measured_at_its_own_width(window, qloop, monkeyp
     """The layout asks the reply's height at exactly the width it shows it at: no document clone per tick."""
 
     import app.ui.messages.markdown_view as mv
-    import app.ui.messages.patched_view as pv
+    import app.ui.messages.sealed_view as pv
 
     asked: list[tuple[int, int]] = []
     real = pv.height_for_width

@@ -205,7 +205,7 @@ def test_the_text_of_a_long_table_is_the_same_wherever_it_was_cut(qtbot, corpus_
     """A segment that ends with a table ends with the empty block Qt keeps after it: joining the segments' texts
     with a line break gave a blank line more at every cut (a streamed reply whose code colours came late is cut
     elsewhere than a loaded one: their texts differed)."""
-    import app.ui.messages.patched_view as patched
+    import app.ui.messages.sealed_view as patched
 
     text = (corpus_dir / "answers" / "03_long_table.md").read_text("utf-8") + "\n\nAfter the table.\n"
     monkeypatch.setattr(patched, "SEGMENT_TABLES", 8)        # its 40 row groups: cut four times
@@ -254,7 +254,7 @@ def test_a_formula_sealed_before_it_was_ever_painted_still_loads_its_image(qtbot
 def test_a_patch_that_seals_tells_its_new_height_once(qtbot, corpus_dir, monkeypatch) -> None:
     # Each new height lays the message list out again: a patch whose edit blocks (a seal makes several) each
     # changed the height tells only the last one, which is the view's height.
-    import app.ui.messages.patched_view as patched
+    import app.ui.messages.sealed_view as patched
 
     monkeypatch.setattr(MarkdownView, "lexer_pool", staticmethod(lambda: None))
     monkeypatch.setattr(patched, "SEGMENT_TABLES", 8)
@@ -287,7 +287,7 @@ def _lines(view: MarkdownView) -> list[tuple[str, int]]:
 def test_a_reply_cut_into_segments_lays_out_like_one_document(qtbot, monkeypatch) -> None:
     # Stacked segments keep the space one document has between the pieces at a cut (a paragraph's margins, no
     # empty line before a table) and the first segment its top margin: every line where one document has it.
-    import app.ui.messages.patched_view as patched
+    import app.ui.messages.sealed_view as patched
     from app.bench.history import answers, realistic
 
     texts = answers()                      # (the history bench's realistic replies: tests/data/answers)
