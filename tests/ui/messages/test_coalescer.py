@@ -647,6 +647,31 @@ def test_paced_a_frame_whose_paint_ran_over_gives_its_work_less_time(qapp, paint
     window.deleteLater()
 
 
+@pytest.mark.parametrize("paint_ms", [1.0, 4.5, 9.0])
+def test_paced_the_frames_work_ends_as_long_after_its_beat_whatever_the_paint_took(qapp, paint_ms: float) -> None:
+    """The tick's budget is what the frame has left after its paint, counted from ``FRAME_PAINT_MS``: a quick paint
+    gives the work more (a streaming table paints in ~2.5 ms: held to ``TICK_BUDGET_MS``, its screen fell behind
+    the producer with a third of the loop idle), a slow one less; the next slice is sized to 80 % of it."""
+    from PySide6.QtWidgets import QWidget
+
+    from app.ui.messages.coalescer import FIRST_SLICE_CHARS, FRAME_PAINT_MS, TICK_BUDGET_MS
+
+    window, timer, clock = QWidget(), FakeTimer(), FakeClock()
+    co = Coalescer(window, timer=timer, clock=clock)
+    view = View(clock, cost_s=0.016)                           # every slice costs 16 ms: over any budget
+    r = reply()
+    co.attach(r, view.feed, view.paint)
+    r.append("v\n" * 10_000)                                  # waits, but not enough for a catch-up slice
+    for _ in range(2):
+        timer.fire()                                           # the beat
+        clock.advance(paint_ms / 1000)                         # the window's paint
+        qapp.processEvents()                                   # the frame's work
+    budget = max(TICK_BUDGET_MS / 4, TICK_BUDGET_MS + FRAME_PAINT_MS - paint_ms)
+    assert len(view.fed[0]) == FIRST_SLICE_CHARS
+    assert len(view.fed[1]) == pytest.approx(FIRST_SLICE_CHARS * budget / 16 * 0.8, abs=2)
+    window.deleteLater()
+
+
 def test_paced_only_at_the_frame_rate_not_at_a_stretched_interval(qapp) -> None:
     """Expensive ticks stretch the interval (up to 100 ms): the window's paints are not held that long (a key
     typed meanwhile would echo late); those firings do the work and paint at once."""
