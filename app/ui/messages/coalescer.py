@@ -3,8 +3,8 @@
 One ``QTimer`` per window drives every streaming message. Each tick takes the text appended to a reply since
 the previous tick (``Message.take_new``) into the reply's *backlog*, feeds a slice of the backlog to the reply's
 view and patches the view once. The tick is **time-sliced**: the slice is as long as fits in ``TICK_BUDGET_MS``
-(half a 60 Hz frame, leaving the other half to painting and the rest of the loop; paced, with what a quick paint
-left of its share: ``FRAME_PAINT_MS``), measured on the tick itself:
+(10 of a 60 Hz frame's 16.7 ms, leaving the rest to painting and the rest of the loop; paced, with what a quick
+paint left of its share: ``FRAME_PAINT_MS``), measured on the tick itself:
 a tick that cost more than the budget shrinks the next slice in proportion, one that left the budget half unused
 while text was waiting doubles it. What does not fit is carried to the next tick, so a burst (a fast model, a
 proxy that delivers a megabyte at once) costs many cheap ticks instead of one long one, and the newest text still
@@ -60,8 +60,11 @@ from app.ui.messages.pacing import BeatGrid, FrameHold
 MIN_INTERVAL_MS = 16
 #: Never slower than ~10 Hz, so streaming still looks live under load.
 MAX_INTERVAL_MS = 100
-#: Work one tick may do (ms, all replies together): half a frame at 60 Hz.
-TICK_BUDGET_MS = 8.0
+#: Work one tick may do (ms, all replies together), paced: after a paint of ``FRAME_PAINT_MS`` (below), the work
+#: ends 14.5 ms after the beat, 2.2 ms before the next; a slice is sized to 80 % of it. At 8 (half a frame), the
+#: tables, the long word and the long quote at 5,000 tok/s fell behind their producer with the loop a third idle
+#: (render bench, two alternated runs: end-to-end 0.83-0.98 → 0.94-0.99 at 10; frame p99 the same, 17-20 ms).
+TICK_BUDGET_MS = 10.0
 #: Ticks in a row over the interval (not cut by their budget) that double it: one is a stall (a seal, a
 #: collection), and doubling after it made the next frame 32 ms too (render bench at 5,000 tok/s).
 OVER_TICKS = 2
@@ -90,8 +93,7 @@ CATCH_UP_RENDER_MS = 6.0
 #: Paced, the time from the beat to the frame's work (the window's paint) the budgets above are sized for (ms; the
 #: 1 MB burst: p50 4.7); a frame whose paint took longer gives its work that much less, one whose paint took less
 #: gives the tick's budget that much more: the work ends by ``FRAME_PAINT_MS`` + ``TICK_BUDGET_MS`` after the beat
-#: either way. (A streaming table's frames paint in ~2.5 ms: held to 8 ms of work, a 2,000-row table at 5,000
-#: tok/s fell behind its producer with a third of the loop idle, its screen 0.3-0.6 s late at the end.)
+#: either way. (A streaming table's frames paint in 2.4-4.7 ms, p50 3.4.)
 FRAME_PAINT_MS = 4.5
 #: Paced, a reply's end that comes while a frame waits for its beat is painted at once (shown at that beat) when
 #: ``END_COST_FACTOR`` × the reply's last paint's cost still leaves ``FRAME_MARGIN_MS`` before the beat, else by
