@@ -63,9 +63,7 @@ class PatchedView(SealedView):
         self._stable_pieces = []  # their pieces (append-only, never change)
         self._base = 0  # document position where the active renderer's pieces start
         self._base_prev = ""  # HTML inserted just before them (decides how the first piece is inserted)
-        self._painted: list[str] = []  # pieces now in the live document …
-        self._starts: list[int] = []  # … the position where each one starts …
-        self._cum: list[tuple[int, int]] = []  # … and the HTML characters and tables up to its end
+        self._painted, self._starts, self._cum = [], [], []   # the live document's pieces (SealedView)
         self._n_frozen = 0  # leading painted pieces that are stable (not compared again)
         self._tail.clear()  # the view's pieces of the last tail (split again only where it changed)
         self._tail_ns = -1  # stable pieces at the last patch (the tail's pieces start there)
