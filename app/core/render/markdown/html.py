@@ -95,7 +95,7 @@ def _table_start(widths: list[int] | None, first: bool, last: bool) -> str:
     bottom = "8px" if last else "0"
     return (
         f'<table{width} border="0" cellspacing="0" cellpadding="5" '
-        f'style="border-collapse:collapse;margin-top:{top};margin-bottom:{bottom}">\n'
+        f'style="margin-top:{top};margin-bottom:{bottom}">\n'
     )
 
 
