@@ -151,9 +151,14 @@ class IdleWork:
         theme = view._style()
         more = True
         previews = self.previews()
+        shown_first, shown_last = view._visible_range()
         first, last = view._visible_range(margin=view._overscan)     # OVERSCAN_PX but while scrolling
-        if any(it.widget is None for it in view.items[first:last]):
-            view._relayout()        # the rows in and just outside the viewport: widgets, previews if not rendered
+        if any(it.widget is None for it in view.items[shown_first:shown_last]) or (
+                not (previews and any(it is previews[0] for it in view.items[shown_first:shown_last]))
+                and any(it.widget is None for it in view.items[first:last])):
+            # the rows in the viewport, then (once those show their full render) those just outside it: widgets,
+            # previews if not rendered (the overscan first cost the reply in view ~9 ms, history bench)
+            view._relayout()
         elif previews:
             it = previews[0]
             w = it.widget

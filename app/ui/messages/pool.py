@@ -166,10 +166,11 @@ class RenderCache:
         self._building = (message, theme, text, renderer, end, self._font_key)
         return False
 
-    def take_ahead(self, message: Message, theme: str) -> bool | None:
+    def take_ahead(self, message: Message, theme: str, ask: bool = True) -> bool | None:
         """Whether the worker pool's render of ``message`` in ``theme`` is in the cache now (True: it was there or
         it arrived), is being made (None: asked now or before; the pool's news tells when it comes), or must be
-        made here (False: no pool, a formula, a deadline missed). Asks the pool once; costs a dict look-up."""
+        made here (False: no pool, a formula, a deadline missed). Asks the pool once (``ask=False``: not; None
+        then also means not asked yet); costs a dict look-up."""
         if self.has(message, theme):
             return True
         pool = self.ahead
@@ -180,7 +181,8 @@ class RenderCache:
         key = (theme, text, font, dpr)
         out = pool.lookup(key)
         if out is None:
-            pool.ask(key)
+            if ask:
+                pool.ask(key)
             return None
         if not isinstance(out, tuple):
             return False

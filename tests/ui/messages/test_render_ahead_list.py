@@ -130,3 +130,62 @@ def test_without_an_answer_from_the_worker_the_list_renders_the_replies_itself(w
         renderer = chat.renders.get(msg, "light")
         assert renderer is not None and renderer._pool is not None    # made here, with the lexer pool
 
+
+
+TALL = "| n | square |\n|---|---|\n" + "".join(f"| {k} | {k * k} |\n" for k in range(40))   # ~25 px a row, guessed 19
+
+
+def test_a_scroll_step_asks_the_worker_for_the_replies_in_view_first(window, qtbot, monkeypatch) -> None:
+    """Asked once the step's layout has settled: its first pass places rows by guessed heights, and a reply that
+    pass put in view and the real heights pushed out was the worker's first job, the reply in view behind it."""
+    chat = window.chat
+    conv = Conversation()
+    for i in range(60):
+        conv.add(Message(Role.USER, f"Question number {i}"))
+        text = f"## Table {i}\n\n{TALL}" if i % 2 else REPLY.format(i=i)
+        conv.add(Message(Role.ASSISTANT, text, status=MessageStatus.DONE))
+    show_chat(window, conv)
+    qtbot.waitUntil(chat.fully_rendered, timeout=60_000)
+    pool = chat.renders.ahead
+    assert pool is not None
+    asked: list[str] = []
+    monkeypatch.setattr(pool, "lookup", lambda key: None)            # nothing rendered yet: every reply is asked
+    monkeypatch.setattr(pool, "ask", lambda key: asked.append(key[1]))
+    monkeypatch.setattr(chat.idle, "start", lambda delay_ms=0: None)   # no idle work: what the step did alone
+    bar = chat.verticalScrollBar()
+    checked = 0
+    for fraction in (0.2, 0.3, 0.45, 0.6, 0.75, 0.9):
+        asked.clear()
+        bar.setValue(round(bar.maximum() * fraction))
+        replies = [m.text for m in shown_replies(chat)]
+        assert replies and asked[:len(replies)] == replies     # those in view first, top down …
+        previewed = {it.message.text for _i, it in chat.shown_rows() if it.message is not None}
+        assert set(asked) <= previewed | set(replies)          # … and none the step pushed out of it
+        checked += 1
+    assert checked == 6
+
+
+def test_the_idle_work_shows_the_reply_in_view_before_it_gives_the_rows_near_it_widgets(window, qtbot,
+                                                                                        monkeypatch) -> None:
+    chat = window.chat
+    show_chat(window, long_chat(60))
+    qtbot.waitUntil(chat.fully_rendered, timeout=60_000)
+    monkeypatch.setattr(chat.idle, "start", lambda delay_ms=0: None)   # the idle slices run by hand below
+    relayouts: list[int] = []
+    real = chat._relayout
+    monkeypatch.setattr(chat, "_relayout", lambda: (relayouts.append(1), real())[1])
+    bar = chat.verticalScrollBar()
+    cases = 0
+    for fraction in (0.2, 0.3, 0.45, 0.6, 0.75, 0.9):
+        bar.setValue(round(bar.maximum() * fraction))
+        first, last = chat._visible_range()
+        near_first, near_last = chat._visible_range(margin=idle_render.OVERSCAN_PX)
+        shown = chat.items[first:last]
+        if any(it.widget is None for it in shown) or all(it.widget for it in chat.items[near_first:near_last]):
+            continue            # a row in view left blank by the step, or no row near the view without a widget
+        assert chat.idle.previews() and chat.idle.previews()[0] in shown
+        relayouts.clear()
+        chat.idle.step()
+        assert relayouts == []                  # the slice went to the preview in view, not to the rows near it
+        cases += 1
+    assert cases >= 3
