@@ -153,12 +153,22 @@ class IdleWork:
         previews = self.previews()
         shown_first, shown_last = view._visible_range()
         first, last = view._visible_range(margin=view._overscan)     # OVERSCAN_PX but while scrolling
-        if any(it.widget is None for it in view.items[shown_first:shown_last]) or (
-                not (previews and any(it is previews[0] for it in view.items[shown_first:shown_last]))
-                and any(it.widget is None for it in view.items[first:last])):
-            # the rows in the viewport, then (once those show their full render) those just outside it: widgets,
-            # previews if not rendered (the overscan first cost the reply in view ~9 ms, history bench)
-            view._relayout()
+        in_view = view.items[shown_first:shown_last]
+        lead = previews[0] if previews and any(it is previews[0] for it in in_view) else None
+        ready = lead is not None and lead.message is not None and (
+            view.renders.has(lead.message, theme) or view.renders.take_ahead(lead.message, theme, ask=False) is True)
+        if not ready and any(it.widget is None for it in in_view):
+            # rows in the viewport that a scroll step left blank get their widgets (previews if not rendered)
+            # while the reply in view waits for its render, theirs only: those near the viewport come once its
+            # rows show their full render. The build of a render that is there comes first: a preview made
+            # before it cost it 5-20 ms, and its full render then often pushed that row out of view
+            overscan, view._overscan = view._overscan, 0
+            try:
+                view._relayout()
+            finally:
+                view._overscan = overscan
+        elif lead is None and any(it.widget is None for it in view.items[first:last]):
+            view._relayout()        # the rows just outside the viewport: widgets, previews if not rendered
         elif previews:
             it = previews[0]
             w = it.widget

@@ -189,3 +189,36 @@ def test_the_idle_work_shows_the_reply_in_view_before_it_gives_the_rows_near_it_
         assert relayouts == []                  # the slice went to the preview in view, not to the rows near it
         cases += 1
     assert cases >= 3
+
+
+def test_a_render_that_is_there_is_built_before_the_rows_left_blank_get_widgets(window, qtbot, monkeypatch) -> None:
+    """The preview in view whose render the worker delivered is built first; a preview made for a row the step
+    left blank cost that build 5-20 ms, and the full render above then often pushed the row out of view."""
+    chat = window.chat
+    show_chat(window, long_chat(60))
+    qtbot.waitUntil(chat.fully_rendered, timeout=60_000)
+    monkeypatch.setattr(cv, "STEP_BUDGET_MS", 0.0)               # the step gives one row a widget, no more
+    monkeypatch.setattr(idle_render, "BUILD_SLICE_MS", 0)        # a slice builds one chunk: the build goes on
+    monkeypatch.setattr(chat.idle, "start", lambda delay_ms=0: None)   # the idle slices run by hand below
+    relayouts: list[int] = []
+    real = chat._relayout
+    monkeypatch.setattr(chat, "_relayout", lambda: (relayouts.append(1), real())[1])
+    pool = chat.renders.ahead
+    assert pool is not None
+    bar = chat.verticalScrollBar()
+    cases = 0
+    for fraction in (0.2, 0.35, 0.5, 0.65, 0.8, 0.95):
+        bar.setValue(round(bar.maximum() * fraction))
+        assert pool.wait(timeout=60)                             # the worker rendered what the step asked for
+        first, last = chat._visible_range()
+        shown = chat.items[first:last]
+        previews = chat.idle.previews()
+        if not (previews and previews[0] in shown and any(it.widget is None for it in shown)):
+            continue            # no preview in view, or no row in view left blank
+        w = previews[0].widget
+        assert isinstance(w, MessageWidget)
+        relayouts.clear()
+        chat.idle.step()
+        assert relayouts == [] and w._building is not None      # its build began; the blank rows wait
+        cases += 1
+    assert cases >= 3
