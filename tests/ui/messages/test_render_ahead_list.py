@@ -181,6 +181,7 @@ def test_the_idle_work_shows_the_reply_in_view_before_it_gives_the_rows_near_it_
     chat = window.chat
     show_chat(window, long_chat(60))
     qtbot.waitUntil(chat.fully_rendered, timeout=60_000)
+    monkeypatch.setattr(cv, "STEP_BUDGET_MS", 60_000.0)          # a busy machine: every row in view gets a widget
     monkeypatch.setattr(chat.idle, "start", lambda delay_ms=0: None)   # the idle slices run by hand below
     relayouts: list[int] = []
     real = chat._relayout
