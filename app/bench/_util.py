@@ -98,8 +98,10 @@ def qt_loop() -> Iterator[asyncio.AbstractEventLoop]:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
 
+    from app.ui.window.feature_check import install as cheap_feature_check
     from app.ui.window.gui_thread import GuiThreadCollections, close_loop, new_loop
 
+    cheap_feature_check()      # as the launcher: PySide6's check of each import reads the file, not the module
     app = QApplication.instance() or QApplication([])
     collections = GuiThreadCollections()      # as the launcher does: cyclic garbage is freed on this thread
     collections.install()
