@@ -188,7 +188,7 @@ class MainWindow(QMainWindow, SessionListener):
             if "app.core.history.schema" not in sys.modules:
                 # reading a chat checks its rows with pydantic models: a 0.3 s import, on the loop when the first
                 # chat is opened (a click froze the window that long); imported off it now
-                threading.Thread(target=schema_module, name="brook-warm-schema", daemon=True).start()
+                threading.Thread(target=_warm_schema, name="brook-warm-schema", daemon=True).start()
         self._refresh_welcome()
 
     def _wire(self) -> None:
@@ -495,3 +495,11 @@ class MainWindow(QMainWindow, SessionListener):
         self.session.stop_all()
         super().closeEvent(event)
 
+
+def _warm_schema() -> None:
+    """Import the history schema (pydantic) off the loop; a failure only logs: the first chat read imports it
+    again on the loop (and says so there if it fails)."""
+    try:
+        schema_module()
+    except Exception:
+        log.warning("importing the history schema ahead failed; the first chat read imports it", exc_info=True)
