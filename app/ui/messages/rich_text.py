@@ -69,6 +69,13 @@ _P_LAST = '<p style="margin-top:0">' + JOIN
 #: paragraph that grows keeps its cuts (looking to the run's end, a 500,000-character word cut every 4,000
 #: characters lost all its cuts to one space after it).
 CUT_LOOK_CHARS = 2 * RUN_BREAK_CHARS
+#: Inside one run of text without a whitespace character (a 500,000-character word, a base64 blob) from the last
+#: cut on, a paragraph is cut every this many characters, not every :data:`PARAGRAPH_PIECE_CHARS`: such a run's
+#: lines are broken anywhere anyway, and a streamed run grows its last sub-piece, which Qt lays out again whole at
+#: every refresh (at 4,000, a re-layout of 2,000 characters on average; the render bench's long word, 200,000
+#: characters a second, fell 3-22 % behind its producer on a slow day; at 1,000 its main-thread CPU was 7-10 %
+#: less and it kept up).
+RUN_PIECE_CHARS = 1_000
 #: The paragraphs cut last (``(body, size, cuts)``, newest last): a body that extends one of them is scanned
 #: from that one's last cut on, not from its start (a streamed paragraph grows at its end; scanning a
 #: 500,000-character word whole at each refresh cost ~5 ms).
@@ -79,7 +86,9 @@ RECENT_PARAGRAPHS = 4
 def _paragraph_cuts(body: str, size: int) -> list[int]:
     """Positions in ``body`` (a paragraph's inner HTML) to cut it at: about every ``size`` characters, outside
     tags and entities and where no inline element is open, before the first whitespace character within
-    :data:`CUT_LOOK_CHARS`, or where that many characters of one run of text without one follow. Each cut
+    :data:`CUT_LOOK_CHARS`, or where that many characters of one run of text without one follow; while one such
+    run goes on since the last cut (or the paragraph's start), every :data:`RUN_PIECE_CHARS` (at most ``size``).
+    Each cut
     depends only on the text before it and just after it, so a paragraph that grows keeps its earlier cuts, and
     a body that extends one cut recently (:data:`_RECENT`) is scanned from that one's last cut (the same cuts:
     tested against a whole scan)."""
@@ -98,6 +107,7 @@ def _paragraph_cuts(body: str, size: int) -> list[int]:
 def _scan_cuts(body: str, size: int, cuts: list[int]) -> list[int]:
     """:func:`_paragraph_cuts` of ``body``, scanned from the last of ``cuts`` (its earlier cuts) on."""
     last = cuts[-1] if cuts else 0
+    run = min(size, RUN_PIECE_CHARS)
     depth = 0
     for m in _INLINE.finditer(body, last):       # a cut is inside a run of text: the scan resumes in that run
         tag = m.group(2)
@@ -107,18 +117,24 @@ def _scan_cuts(body: str, size: int, cuts: list[int]) -> list[int]:
             continue
         if depth or body[m.start()] == "&":
             continue
-        pos, end = max(m.start(), last + size), m.end()
-        while pos < end:
-            ws = _SPACE.search(body, pos, min(end, pos + CUT_LOOK_CHARS))
-            if ws is not None:
-                cut = ws.start()
-            elif pos + CUT_LOOK_CHARS <= end:
-                cut = pos                                   # inside a long run of text
+        start, end = m.start(), m.end()
+        while True:
+            ahead = last + run + CUT_LOOK_CHARS
+            if last >= start and ahead <= end and _SPACE.search(body, last, ahead) is None:
+                cut = last + run                            # one run of text since the last cut: a short piece
             else:
-                break                                       # the run ends soon: look in the next one
+                pos = max(start, last + size)
+                if pos >= end:
+                    break
+                ws = _SPACE.search(body, pos, min(end, pos + CUT_LOOK_CHARS))
+                if ws is not None:
+                    cut = ws.start()
+                elif pos + CUT_LOOK_CHARS <= end:
+                    cut = pos                               # inside a long run of text
+                else:
+                    break                                   # the run ends soon: look in the next one
             cuts.append(cut)
             last = cut
-            pos = last + size
     return cuts
 
 

@@ -15,7 +15,14 @@ from hypothesis import strategies as st
 from app.core.render.markdown import render_markdown
 from app.ui.messages import rich_text
 from app.ui.messages.markdown_view import MarkdownView
-from app.ui.messages.rich_text import CUT_LOOK_CHARS, JOIN, PARAGRAPH_PIECE_CHARS, joined, split_paragraph
+from app.ui.messages.rich_text import (
+    CUT_LOOK_CHARS,
+    JOIN,
+    PARAGRAPH_PIECE_CHARS,
+    RUN_PIECE_CHARS,
+    joined,
+    split_paragraph,
+)
 from app.ui.messages.segments import SEGMENT_CHARS
 
 PROSE = " ".join(f"word{i} with *some emphasis {i}* and `code {i}`" for i in range(600))   # ~27 KB, one paragraph
@@ -56,7 +63,7 @@ def test_a_long_paragraph_is_cut_where_no_inline_element_is_open_and_joins_back(
         assert p.count("<em>") == p.count("</em>") and p.count("<code") == p.count("</code>")
     assert all(p.startswith('<p style="margin-top:0') and p[p.index(">") + 1] == JOIN for p in pieces[1:])
     word = split_paragraph(f"<p>{WORD}</p>\n")                           # a run without spaces is cut too
-    assert len(word) == -(-len(WORD) // PARAGRAPH_PIECE_CHARS) and _inner(word) == WORD
+    assert len(word) == -(-len(WORD) // RUN_PIECE_CHARS) and _inner(word) == WORD     # in shorter pieces
     short = "<p>short</p>\n"
     assert split_paragraph(short) == [short]
     code = "<pre>" + "y" * 10_000 + "</pre>"
@@ -101,10 +108,11 @@ def test_a_growing_paragraph_re_inserts_its_end_and_a_refresh_stays_within_its_b
         before = v.html_chars_inserted
         v.append_text(word[i:i + 1_000])
         v.refresh()
-        most = max(most, v.html_chars_inserted - before)
+        if i >= 2 * PARAGRAPH_PIECE_CHARS:               # past the first sub-piece (the paragraph's start)
+            most = max(most, v.html_chars_inserted - before)
     # a refresh re-inserts the new text and the sub-piece it goes on (the renderer appends the letters: .words),
-    # not 20 % of 240 KB at a re-parse (before the append: up to the budget)
-    assert most <= 1_000 + PARAGRAPH_PIECE_CHARS + CUT_LOOK_CHARS + 200
+    # not 20 % of 240 KB at a re-parse (before the append: up to the budget); in the run, a short sub-piece
+    assert most <= 1_000 + 2 * RUN_PIECE_CHARS + CUT_LOOK_CHARS + 200          # (a seal: one more)
     while v.behind:                                     # what a refresh left is shown by the next ones
         v.refresh()
     before = v.html_chars_inserted
@@ -147,8 +155,9 @@ _PARTS = ["<em>", "</em>", "<code>", "</code>", "<br />", "&amp;", " ", "\n", "w
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.sampled_from(_PARTS), max_size=60), st.lists(st.integers(0, 60), max_size=6),
-       st.sampled_from([40, 300, 1000]))
+       st.sampled_from([40, 300, 1000, 4000]))
 @example(parts=["x" * 900, " ", "word"], ends=[1], size=40)       # a long run, then a space after it
+@example(parts=["word", " ", *["x" * 900] * 12, " ", "word"], ends=[7, 13], size=4000)   # short pieces in a run
 def test_a_growing_paragraph_is_cut_as_a_whole_scan_cuts_it(parts: list[str], ends: list[int], size: int) -> None:
     """A growing paragraph keeps its cuts, and the cuts of a body that extends one cut before (resumed at that
     one's last cut) are those of a scan of the whole body; a body that is not an extension is scanned whole."""
