@@ -81,6 +81,10 @@ RUN_PIECE_CHARS = 1_000
 #: 500,000-character word whole at each refresh cost ~5 ms).
 _RECENT: list[tuple[str, int, list[int]]] = []
 RECENT_PARAGRAPHS = 4
+#: The paragraphs split last (``(body, size, cuts, pieces)``, newest last): the sub-pieces of a body that extends
+#: one of them are that one's up to its last cut (the same strings), built only from there (building all 500 of a
+#: 500,000-character word's at each refresh cost ~1 ms).
+_SPLIT: list[tuple[str, int, list[int], list[str]]] = []
 
 
 def _paragraph_cuts(body: str, size: int) -> list[int]:
@@ -153,11 +157,19 @@ def split_paragraph(html: str, size: int = PARAGRAPH_PIECE_CHARS) -> list[str]:
     if not cuts:
         return [html]
     bounds = [0, *cuts, len(body)]
-    out = []
-    for k in range(len(bounds) - 1):
+    out: list[str] = []
+    for k, (old, old_size, old_cuts, old_out) in enumerate(_SPLIT):
+        if old_size == size and len(body) >= len(old) and body.startswith(old):
+            del _SPLIT[k]
+            # its cuts are kept as it grows (_paragraph_cuts): the sub-pieces before its last cut are the same
+            out = old_out[:len(old_cuts)]
+            break
+    for k in range(len(out), len(bounds) - 1):
         head = _P_FIRST if k == 0 else _P_LAST if k == len(bounds) - 2 else _P_MIDDLE
         out.append(head + body[bounds[k]:bounds[k + 1]] + "</p>\n")
-    return out
+    _SPLIT.append((body, size, cuts, out))
+    del _SPLIT[:-RECENT_PARAGRAPHS]
+    return list(out)
 
 
 def view_pieces(block: str, piece: str) -> list[str]:

@@ -173,6 +173,25 @@ def test_a_growing_paragraph_is_cut_as_a_whole_scan_cuts_it(parts: list[str], en
     assert rich_text._paragraph_cuts(other, size) == rich_text._scan_cuts(other, size, [])
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(_PARTS), max_size=60), st.lists(st.integers(0, 60), max_size=6),
+       st.sampled_from([40, 300, 1000, 4000]))
+def test_a_growing_paragraphs_sub_pieces_are_those_of_a_split_from_scratch(parts: list[str], ends: list[int],
+                                                                           size: int) -> None:
+    """The sub-pieces of a paragraph that extends one split before reuse that one's up to its last cut: they are
+    the sub-pieces a split with nothing remembered gives."""
+    rich_text._RECENT.clear()
+    rich_text._SPLIT.clear()
+    for end in [*sorted(ends), len(parts), len(parts)]:
+        html = "<p>" + "".join(parts[:end]) + "</p>\n"
+        pieces = split_paragraph(html, size)
+        remembered = (list(rich_text._RECENT), list(rich_text._SPLIT))
+        rich_text._RECENT.clear()
+        rich_text._SPLIT.clear()
+        assert pieces == split_paragraph(html, size), (end, html)
+        rich_text._RECENT[:], rich_text._SPLIT[:] = remembered
+
+
 def test_lagging_is_what_the_last_refresh_left_out_and_a_refresh_that_patched_nothing_clears_it(qtbot) -> None:
     """``lagging`` holds the render tick back from feeding more (``Coalescer``): true only while the last refresh's
     patch left rendered pieces out, so a refresh that cannot patch (the reasoning folded) never holds it for good."""
