@@ -191,8 +191,8 @@ def joined(text: str) -> str:
 def break_long_runs(html: str) -> str:
     """``html`` with a zero-width space every ``RUN_BREAK_CHARS`` characters of any run of text without a break
     opportunity longer than twice that (tags and entities untouched)."""
-    if len(html) < 2 * RUN_BREAK_CHARS:
-        return html
+    if len(html) < 2 * RUN_BREAK_CHARS or max(map(len, html.split()), default=0) < 2 * RUN_BREAK_CHARS:
+        return html          # no word that long, so no such run: the substitution (a call per tag) is skipped
     return _LONG_RUN.sub(_break_run, html)
 
 

@@ -272,3 +272,16 @@ def test_a_patch_budget_fits_its_time_less_the_render_between_its_bounds() -> No
     assert b.chars(0.0) == 8_000
     b.ms_per_char = PATCH_BUDGET_MS / 10**7
     assert b.chars(0.0) == PATCH_BUDGET_MAX_CHARS
+
+
+def test_break_long_runs_breaks_long_runs_of_text_only() -> None:
+    """A zero-width space every ``RUN_BREAK_CHARS`` in a run of text of at least twice that; a tag's long attribute,
+    a shorter run and whitespace stay as they are (the quick check before the substitution says the same)."""
+    run = "y" * (2 * rich_text.RUN_BREAK_CHARS)
+    link = f'<a href="https://example.org/{run}">link</a> '
+    broken = rich_text.break_long_runs(f"<p>{link}{run}</p>")
+    assert broken == f"<p>{link}{rich_text.ZWSP.join([run[:rich_text.RUN_BREAK_CHARS]] * 2)}</p>"
+    short = f"<p>{'z ' * 300}{run[1:]}</p>"
+    assert rich_text.break_long_runs(short) == short
+    blank = " \n" * 300
+    assert rich_text.break_long_runs(blank) == blank
