@@ -47,6 +47,17 @@ def schema_module() -> Any:
     return schema
 
 
+def warm_schema() -> None:
+    """:func:`schema_module` ahead of the first chat read, on a thread of its own (the window starts one): a failure
+    only logs, and the first chat read imports it again (and says so there if it fails). (Under PySide6's own
+    import hook, which reads each new module's attributes, pydantic's import once failed circularly on that
+    thread; the launcher installs ``app.ui.window.feature_check`` instead.)"""
+    try:
+        schema_module()
+    except Exception:
+        log.warning("importing the history schema ahead failed; the first chat read imports it", exc_info=True)
+
+
 def message_from_row(r: Any) -> Message:
     """A ``messages`` row (a sequence of ``MESSAGE_COLUMNS``, or a ``sqlite3.Row``) as a ``Message``; never raises
     for what the row holds. Fields of the wrong type or range are left out (``app.core.history.schema``, logged);

@@ -72,9 +72,9 @@ CUT_LOOK_CHARS = 2 * RUN_BREAK_CHARS
 #: Inside one run of text without a whitespace character (a 500,000-character word, a base64 blob) from the last
 #: cut on, a paragraph is cut every this many characters, not every :data:`PARAGRAPH_PIECE_CHARS`: such a run's
 #: lines are broken anywhere anyway, and a streamed run grows its last sub-piece, which Qt lays out again whole at
-#: every refresh (at 4,000, a re-layout of 2,000 characters on average; the render bench's long word, 200,000
-#: characters a second, fell 3-22 % behind its producer on a slow day; at 1,000 its main-thread CPU was 7-10 %
-#: less and it kept up).
+#: every refresh (at 4,000, a re-layout of 2,000 characters on average: the render bench's long word fell 2-3 %
+#: behind its producer at 100,000 characters a second on a slow day; at 1,000 its main-thread CPU was 12 % less
+#: and it kept up).
 RUN_PIECE_CHARS = 1_000
 #: The paragraphs cut last (``(body, size, cuts)``, newest last): a body that extends one of them is scanned
 #: from that one's last cut on, not from its start (a streamed paragraph grows at its end; scanning a
@@ -92,10 +92,9 @@ def _paragraph_cuts(body: str, size: int) -> list[int]:
     tags and entities and where no inline element is open, before the first whitespace character within
     :data:`CUT_LOOK_CHARS`, or where that many characters of one run of text without one follow; while one such
     run goes on since the last cut (or the paragraph's start), every :data:`RUN_PIECE_CHARS` (at most ``size``).
-    Each cut
-    depends only on the text before it and just after it, so a paragraph that grows keeps its earlier cuts, and
-    a body that extends one cut recently (:data:`_RECENT`) is scanned from that one's last cut (the same cuts:
-    tested against a whole scan)."""
+    Each cut depends only on the text before it and just after it, so a paragraph that grows keeps its earlier
+    cuts, and a body that extends one cut recently (:data:`_RECENT`) is scanned from that one's last cut (the
+    same cuts: tested against a whole scan)."""
     for k, (old, old_size, old_cuts) in enumerate(_RECENT):
         if old_size == size and old_cuts and len(body) >= len(old) and body.startswith(old):
             del _RECENT[k]

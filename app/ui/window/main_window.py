@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QHBoxLayout, QMainWindow, QPushButton, QSplitter, 
 from app.core.chat import session_ops
 from app.core.chat.session import ChatSession, ModelState, NoticeKind, SessionListener
 from app.core.conversation import Conversation, Message
-from app.core.history.rows import schema_module
+from app.core.history.rows import warm_schema
 from app.core.history.store import Store
 from app.core.settings import AppSettings, data_dir
 from app.core.streaming.generation import Generation
@@ -188,7 +188,7 @@ class MainWindow(QMainWindow, SessionListener):
             if "app.core.history.schema" not in sys.modules:
                 # reading a chat checks its rows with pydantic models: a 0.3 s import, on the loop when the first
                 # chat is opened (a click froze the window that long); imported off it now
-                threading.Thread(target=_warm_schema, name="brook-warm-schema", daemon=True).start()
+                threading.Thread(target=warm_schema, name="brook-warm-schema", daemon=True).start()
         self._refresh_welcome()
 
     def _wire(self) -> None:
@@ -494,12 +494,3 @@ class MainWindow(QMainWindow, SessionListener):
         self.session.closing = True
         self.session.stop_all()
         super().closeEvent(event)
-
-
-def _warm_schema() -> None:
-    """Import the history schema (pydantic) off the loop; a failure only logs: the first chat read imports it
-    again on the loop (and says so there if it fails)."""
-    try:
-        schema_module()
-    except Exception:
-        log.warning("importing the history schema ahead failed; the first chat read imports it", exc_info=True)

@@ -145,3 +145,17 @@ def test_a_row_deleted_behind_the_stores_back_reads_as_an_error_not_a_crash(tmp_
     assert gone.text == "" and gone.status is MessageStatus.ERROR and "could not be read" in (gone.error or "")
     assert gone.db_id is None                    # saved again it is a new row, never over another's text
     store.close()
+
+
+def test_a_failed_import_of_the_schema_ahead_only_logs(monkeypatch, caplog) -> None:
+    """The window imports the history schema (pydantic) on a thread of its own at start (``rows.warm_schema``); an
+    import that fails there is logged, not raised: the first chat read imports it again."""
+    from app.core.history import rows
+
+    def broken() -> None:
+        raise ImportError("cannot import name 'import_string' from partially initialized module")
+
+    monkeypatch.setattr(rows, "schema_module", broken)
+    with caplog.at_level("WARNING", logger="brook.store"):
+        rows.warm_schema()
+    assert "importing the history schema ahead failed" in caplog.text

@@ -80,18 +80,3 @@ def test_a_disk_that_fills_up_mid_chat_is_a_notice_and_the_reply_finishes(qtbot,
         assert any("can't be saved" in it.notice[0] for it in w.chat.items if it.notice is not None)
     finally:
         run_on(qloop, w.shutdown())
-
-
-def test_a_failed_import_of_the_schema_ahead_only_logs(monkeypatch, caplog) -> None:
-    """The window imports the history schema (pydantic) on a thread of its own at start; an import that fails
-    there (PySide6's import hook once made pydantic's import circular on such a thread) is logged, not raised:
-    the first chat read imports it again."""
-    import app.ui.window.main_window as mw
-
-    def broken() -> None:
-        raise ImportError("cannot import name 'import_string' from partially initialized module")
-
-    monkeypatch.setattr(mw, "schema_module", broken)
-    with caplog.at_level("WARNING", logger="brook.ui"):
-        mw._warm_schema()
-    assert "importing the history schema ahead failed" in caplog.text
