@@ -97,17 +97,6 @@ def _session_qloop(qapp):
 
 
 @pytest.fixture(autouse=True)
-def _cheap_feature_check() -> None:
-    """Once Qt is loaded, PySide6 checks each import as the launcher has it check (``app.ui.window.feature_check``):
-    PySide6's own check reads attributes of each new module, and pydantic's module ``__getattr__`` then imported
-    pydantic again, circularly, on the window's schema-warming thread (an ImportError seen in a benchmark run)."""
-    if "PySide6.QtCore" in sys.modules:             # (core tests stay Qt-free)
-        from app.ui.window.feature_check import install
-
-        install()
-
-
-@pytest.fixture(autouse=True)
 def _collect_after_the_test():
     """After each test, the generations that are due run here, on the GUI thread, once the GUI guard is
     installed (a test that never runs the Qt loop would otherwise never collect)."""
