@@ -47,7 +47,7 @@ def test_the_history_schema_is_imported_off_the_loop_after_the_first_frame(qtbot
 
     imported: list[str] = []
     monkeypatch.delitem(sys.modules, "app.core.history.schema", raising=False)
-    monkeypatch.setattr(main_window, "schema_module", lambda: imported.append(threading.current_thread().name))
+    monkeypatch.setattr(main_window, "warm_schema", lambda: imported.append(threading.current_thread().name))
     store = Store(tmp_path / "h.sqlite3")
     w = main_window.MainWindow(ScriptedEngine(), store=store)
     qtbot.addWidget(w)
