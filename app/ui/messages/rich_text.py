@@ -76,15 +76,13 @@ CUT_LOOK_CHARS = 2 * RUN_BREAK_CHARS
 #: behind its producer at 100,000 characters a second on a slow day; at 1,000 its main-thread CPU was 12 % less
 #: and it kept up).
 RUN_PIECE_CHARS = 1_000
-#: The paragraphs cut last (``(body, size, cuts)``, newest last): a body that extends one of them is scanned
-#: from that one's last cut on, not from its start (a streamed paragraph grows at its end; scanning a
-#: 500,000-character word whole at each refresh cost ~5 ms).
-_RECENT: list[tuple[str, int, list[int]]] = []
+#: The paragraphs cut last (``(body, size, cuts, pieces)``, newest last; ``pieces``: sub-pieces of its start, up to
+#: at most its last cut): a body that extends one of them is scanned from that one's last cut on, not from its
+#: start, and its sub-pieces up to that cut are those (the same strings), built only from there (a streamed
+#: paragraph grows at its end; scanning a 500,000-character word whole at each refresh cost ~5 ms, building all
+#: 500 of its sub-pieces ~1 ms).
+_RECENT: list[tuple[str, int, list[int], list[str]]] = []
 RECENT_PARAGRAPHS = 4
-#: The paragraphs split last (``(body, size, cuts, pieces)``, newest last): the sub-pieces of a body that extends
-#: one of them are that one's up to its last cut (the same strings), built only from there (building all 500 of a
-#: 500,000-character word's at each refresh cost ~1 ms).
-_SPLIT: list[tuple[str, int, list[int], list[str]]] = []
 
 
 def _paragraph_cuts(body: str, size: int) -> list[int]:
@@ -95,16 +93,25 @@ def _paragraph_cuts(body: str, size: int) -> list[int]:
     Each cut depends only on the text before it and just after it, so a paragraph that grows keeps its earlier
     cuts, and a body that extends one cut recently (:data:`_RECENT`) is scanned from that one's last cut (the
     same cuts: tested against a whole scan)."""
-    for k, (old, old_size, old_cuts) in enumerate(_RECENT):
-        if old_size == size and old_cuts and len(body) >= len(old) and body.startswith(old):
-            del _RECENT[k]
-            cuts = _scan_cuts(body, size, list(old_cuts))
-            break
-    else:
-        cuts = _scan_cuts(body, size, [])
-    _RECENT.append((body, size, cuts))
-    del _RECENT[:-RECENT_PARAGRAPHS]
+    cuts, pieces = _cut(body, size)
+    _remember(body, size, cuts, pieces)
     return cuts
+
+
+def _cut(body: str, size: int) -> tuple[list[int], list[str]]:
+    """:func:`_paragraph_cuts` of ``body``, and the sub-pieces before the last cut of the recent paragraph that it
+    extends (taken out of :data:`_RECENT`; none where it extends none)."""
+    for k, (old, old_size, old_cuts, old_pieces) in enumerate(_RECENT):
+        if old_size == size and len(body) >= len(old) and body.startswith(old):
+            del _RECENT[k]
+            # its cuts are kept as it grows: so are the sub-pieces before its last cut
+            return _scan_cuts(body, size, list(old_cuts)), old_pieces[:len(old_cuts)]
+    return _scan_cuts(body, size, []), []
+
+
+def _remember(body: str, size: int, cuts: list[int], pieces: list[str]) -> None:
+    _RECENT.append((body, size, cuts, pieces))
+    del _RECENT[:-RECENT_PARAGRAPHS]
 
 
 def _scan_cuts(body: str, size: int, cuts: list[int]) -> list[int]:
@@ -152,22 +159,15 @@ def split_paragraph(html: str, size: int = PARAGRAPH_PIECE_CHARS) -> list[str]:
     body = stripped[3:-4]
     if "<p" in body:
         return [html]
-    cuts = _paragraph_cuts(body, size)
+    cuts, out = _cut(body, size)
     if not cuts:
+        _remember(body, size, cuts, out)
         return [html]
     bounds = [0, *cuts, len(body)]
-    out: list[str] = []
-    for k, (old, old_size, old_cuts, old_out) in enumerate(_SPLIT):
-        if old_size == size and len(body) >= len(old) and body.startswith(old):
-            del _SPLIT[k]
-            # its cuts are kept as it grows (_paragraph_cuts): the sub-pieces before its last cut are the same
-            out = old_out[:len(old_cuts)]
-            break
     for k in range(len(out), len(bounds) - 1):
         head = _P_FIRST if k == 0 else _P_LAST if k == len(bounds) - 2 else _P_MIDDLE
         out.append(head + body[bounds[k]:bounds[k + 1]] + "</p>\n")
-    _SPLIT.append((body, size, cuts, out))
-    del _SPLIT[:-RECENT_PARAGRAPHS]
+    _remember(body, size, cuts, out)
     return list(out)
 
 

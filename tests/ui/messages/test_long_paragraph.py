@@ -181,15 +181,13 @@ def test_a_growing_paragraphs_sub_pieces_are_those_of_a_split_from_scratch(parts
     """The sub-pieces of a paragraph that extends one split before reuse that one's up to its last cut: they are
     the sub-pieces a split with nothing remembered gives."""
     rich_text._RECENT.clear()
-    rich_text._SPLIT.clear()
     for end in [*sorted(ends), len(parts), len(parts)]:
         html = "<p>" + "".join(parts[:end]) + "</p>\n"
         pieces = split_paragraph(html, size)
-        remembered = (list(rich_text._RECENT), list(rich_text._SPLIT))
+        remembered = list(rich_text._RECENT)
         rich_text._RECENT.clear()
-        rich_text._SPLIT.clear()
         assert pieces == split_paragraph(html, size), (end, html)
-        rich_text._RECENT[:], rich_text._SPLIT[:] = remembered
+        rich_text._RECENT[:] = remembered
 
 
 def test_lagging_is_what_the_last_refresh_left_out_and_a_refresh_that_patched_nothing_clears_it(qtbot) -> None:
