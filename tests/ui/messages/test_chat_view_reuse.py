@@ -62,7 +62,10 @@ def scroll_through(window: MainWindow, steps: int = 12) -> list[tuple[MessageWid
     return seen
 
 
-def test_a_reused_widget_shows_its_new_message_and_nothing_of_the_old_one(window, qtbot) -> None:
+def test_a_reused_widget_shows_its_new_message_and_nothing_of_the_old_one(window, qtbot, monkeypatch) -> None:
+    import app.ui.messages.chat_view as cv
+
+    monkeypatch.setattr(cv, "STEP_BUDGET_MS", 60_000.0)     # a busy machine: every row in view gets a widget
     chat = window.chat
     show_chat(window, long_chat(150))
     QApplication.processEvents()
@@ -83,7 +86,12 @@ def test_a_reused_widget_shows_its_new_message_and_nothing_of_the_old_one(window
         assert abs(wdg.height() - wdg.heightForWidth(wdg.width())) <= 1
 
 
-def test_a_scroll_step_shows_a_preview_without_markup_then_the_full_render(window, qtbot) -> None:
+def test_a_scroll_step_shows_a_preview_without_markup_then_the_full_render(window, qtbot, monkeypatch) -> None:
+    import app.ui.messages.chat_view as cv
+
+    # a busy machine: every row in view gets a widget (with the step's budget, one that a user's message took
+    # could leave every reply in view blank, so without a preview)
+    monkeypatch.setattr(cv, "STEP_BUDGET_MS", 60_000.0)
     chat = window.chat
     show_chat(window, long_chat(150))
     QApplication.processEvents()
