@@ -21,6 +21,7 @@ from typing import Any
 
 from app.core.conversation import Conversation, Message, MessageStatus, Role
 from app.core.history import folders as folder_store
+from app.core.history import opening
 from app.core.history import timelines as timeline_store
 from app.core.history.clean import MAX_TIME, clean_text, clean_time
 from app.core.history.columns import ensure_columns, versions_json
@@ -28,15 +29,11 @@ from app.core.history.folders import FolderInfo
 from app.core.history.lazy import LIGHT_SQL, BodySource, ensure_shapes, has_shapes, stored
 from app.core.history.recovery import (
     Restored,
-    backup_offer,
-    damage,
     guard_store,
     latest_backup,
-    looks_like_sqlite,
     recover,
     recovery_notice,
     restore_backup,
-    start_daily_backup,
 )
 from app.core.history.rows import MESSAGE_COLUMNS, gone, light_fields, loads, message_from_tuple, rows, schema_module
 from app.core.history.search import (
@@ -162,99 +159,12 @@ class Store:
     @classmethod
     def open_or_recover(cls, path: Path, backups: Path | None = None) -> Store:
         """Open the history at ``path``; never raises. Sets ``problem`` (a sentence for the window) when the
-        history could not be used as it is:
-
-        - damaged (``PRAGMA quick_check`` fails, or SQLite says "malformed" — at start or at any later moment,
-          see ``_guarded``): every readable chat is saved into a new file, the damaged one is kept aside as
-          ``*.damaged-<time>`` (``app.core.history.recovery``);
-        - not a database at all: it is renamed ``*.corrupt-<time>`` with its ``-wal``/``-shm`` and a new
-          history starts;
-        - read-only (file or folder) or locked: the saved chats are shown read-only; new ones stay in memory.
+        history could not be used as it is: damaged (repaired into a new file), not a database (set aside, a new
+        history started), read-only or locked (shown read-only). See ``app.core.history.opening``.
 
         A sound history is copied once a day to ``backups`` (default: ``backups/`` next to it; 3 days kept).
         """
-        why = None
-        if path.exists() and looks_like_sqlite(path):
-            try:
-                probe = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-                try:
-                    why = damage(probe)
-                finally:
-                    probe.close()
-            except sqlite3.Error:
-                why = None                       # cannot even open it read-only: the paths below say why
-        if why is not None:
-            recovered = cls._recover(path, why, backups)
-            if recovered is not None:
-                return recovered
-        try:
-            store = cls(path)
-            store.db.execute("BEGIN IMMEDIATE")      # writable and not locked?
-            store.db.execute("ROLLBACK")
-        except sqlite3.OperationalError as exc:   # locked, unreadable folder, read-only: not corruption
-            return cls._read_only(path, exc)
-        except sqlite3.DatabaseError as exc:
-            if looks_like_sqlite(path):
-                recovered = cls._recover(path, str(exc), backups)
-                if recovered is not None:
-                    return recovered
-            return cls._set_aside(path, exc)
-        store.backups = backups or path.parent / "backups"
-        start_daily_backup(path, store.backups)
-        return store
-
-    @classmethod
-    def _read_only(cls, path: Path, exc: sqlite3.Error) -> Store:
-        log.error("history %s cannot be written (%s)", path, exc)
-        if path.exists():
-            try:
-                store = cls(path, read_only=True)
-                store.db.execute("SELECT COUNT(*) FROM conversations").fetchone()
-                store.problem = (f"Chat history is read-only this session: {path} cannot be written ({exc}). "
-                                 "Your saved chats are shown; new messages are not saved. Check the folder's "
-                                 "permissions, or close other programs using it.")
-                return store
-            except sqlite3.Error as exc2:
-                log.error("history %s cannot be read either (%s)", path, exc2)
-        store = cls(":memory:")
-        store.problem = (f"Chat history can't be saved this session: {path} cannot be opened for writing "
-                         f"({exc}). Close other programs using it, or check the folder's permissions.")
-        return store
-
-    @classmethod
-    def _recover(cls, path: Path, why: str, backups: Path | None) -> Store | None:
-        try:
-            r = recover(path, cls)
-            store = cls(path)
-        except (OSError, sqlite3.Error) as exc:
-            log.error("recovering the history %s failed (%s)", path, exc)
-            return None
-        store.backups = backups or path.parent / "backups"
-        store.problem = recovery_notice(r, why, store.backups)
-        return store
-
-    @classmethod
-    def _set_aside(cls, path: Path, exc: sqlite3.Error) -> Store:
-        stamp = int(time.time())
-        aside = path.with_name(f"{path.name}.corrupt-{stamp}")
-        log.error("history %s unreadable (%s); moved to %s", path, exc, aside)
-        try:
-            for suffix in ("", "-wal", "-shm"):
-                part = path.with_name(path.name + suffix)
-                if part.exists():
-                    part.rename(path.with_name(f"{path.name}{suffix}.corrupt-{stamp}"))
-            store = cls(path)
-        except (OSError, sqlite3.Error) as exc2:
-            log.error("could not start a new history at %s (%s)", path, exc2)
-            store = cls(":memory:")
-            store.problem = f"Chat history can't be saved this session: {path} is damaged and read-only."
-            return store
-        store.problem = (f"The chat history file was damaged and has been set aside as {aside.name}; "
-                         "a new history was started.")
-        offer = backup_offer(path.parent / "backups", path)
-        if offer:
-            store.problem += " " + offer
-        return store
+        return opening.open_or_recover(cls, path, backups)
 
     def recover_now(self, why: str) -> str:
         """Damage found during the session: save what can be read into a new file, reopen it, set and
@@ -267,7 +177,7 @@ class Store:
             self.problem = recovery_notice(r, why, path.parent / "backups")
         except (OSError, sqlite3.Error) as exc:
             log.error("recovering the history %s failed (%s)", path, exc)
-            self._set_aside(path, sqlite3.DatabaseError(why))
+            opening.set_aside(type(self), path, sqlite3.DatabaseError(why))
             self.problem = (f"The chat history file was damaged ({why}) and could not be read; it was set aside "
                             "and a new history was started.")
         self.db = self._connect()
