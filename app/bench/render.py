@@ -443,7 +443,7 @@ def main(argv: list[str] | None = None) -> int:
             chunks, rate = shapes[name]
             scenarios.append((f"shape_{name}", chunks, rate, False))
         from app.bench._util import timer_floor
-        from app.ui.messages.coalescer import MIN_INTERVAL_MS
+        from app.ui.messages.tick_budget import MIN_INTERVAL_MS
 
         floor = _frames(timer_floor(MIN_INTERVAL_MS))
         result["timer_floor"] = floor

@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QTimer, Signal
@@ -54,96 +53,9 @@ from PySide6.QtWidgets import QWidget
 
 from app.core.conversation import Message
 from app.core.streaming.metrics import StreamMetrics
+from app.ui.messages import tick_budget as tb
 from app.ui.messages.pacing import BeatGrid, FrameHold
-
-#: ~60 Hz, a display frame.
-MIN_INTERVAL_MS = 16
-#: Never slower than ~10 Hz, so streaming still looks live under load.
-MAX_INTERVAL_MS = 100
-#: Work one tick may do (ms, all replies together), paced: after a paint of ``FRAME_PAINT_MS`` (below), the work
-#: ends 14.5 ms after the beat, 2.2 ms before the next; a slice is sized to 80 % of it. At 8 (half a frame), the
-#: tables, the long word and the long quote at 5,000 tok/s fell behind their producer with the loop a third idle
-#: (render bench, two alternated runs: end-to-end 0.83-0.98 → 0.94-0.99 at 10; frame p99 the same, 17-20 ms).
-TICK_BUDGET_MS = 10.0
-#: Ticks in a row over the interval (not cut by their budget) that double it: one is a stall (a seal, a
-#: collection), and doubling after it made the next frame 32 ms too (render bench at 5,000 tok/s).
-OVER_TICKS = 2
-#: A reply's first slice (characters), before its ticks have been measured; the slice's bounds.
-FIRST_SLICE_CHARS = 2_048
-MIN_SLICE_CHARS = 128
-MAX_SLICE_CHARS = 1 << 20
-#: A backlog is painted within at most this many ticks (~1 s at 60 Hz) whatever a tick costs: a slice is never
-#: shorter than the backlog ÷ this. When every patch has a fixed cost over the budget (Qt's cost per change
-#: grows with the tables in the document), shrinking the slices would only stretch the backlog out forever.
-CATCH_UP_TICKS = 64
-#: … but a catch-up slice is never bigger than what is predicted to cost this much (ms; with painting, a frame
-#: stays under 50 ms): 1 MB in one chunk made 64 ticks of 100-230 ms each (``python -m app.bench render``,
-#: shape ``one_mb_chunk``). A fixed cost per patch over it does not shrink the slice (that would not help).
-#: Since a view that lags holds the tick back, the burst's HTML goes in on ticks that only patch, and this bounds
-#: the ticks that parse: at 12 ms, that 1 MB's frames were p99 20-21 ms and it was whole after 12.7-13.4 s; at
-#: 20 ms, p99 26 ms and 9.5 s (two runs each).
-CATCH_UP_TICK_MS = 12.0
-#: The catch-up slice is not made smaller than this to fit CATCH_UP_TICK_MS: when ``FIXED_COST_STRIKES`` slices
-#: this small in a row still cost more, that is a fixed cost, and the floor applies whole again (until the
-#: backlog is painted).
-MIN_CATCH_UP_CHARS = 512
-#: A catch-up slice of a view that can render without patching is fed and rendered in quarters until this much
-#: time is spent (ms); then the view is patched (its patch budget counts that render time).
-CATCH_UP_RENDER_MS = 6.0
-#: Paced, the time from the beat to the frame's work (the window's paint) the budgets above are sized for (ms; the
-#: 1 MB burst: p50 4.7); a frame whose paint took longer gives its work that much less, one whose paint took less
-#: gives the tick's budget that much more: the work ends by ``FRAME_PAINT_MS`` + ``TICK_BUDGET_MS`` after the beat
-#: either way. (A streaming table's frames paint in 2.4-4.7 ms, p50 3.4.)
-FRAME_PAINT_MS = 4.5
-#: Paced, a reply's end that comes while a frame waits for its beat is painted at once (shown at that beat) when
-#: ``END_COST_FACTOR`` × the reply's last paint's cost still leaves ``FRAME_MARGIN_MS`` before the beat, else by
-#: the next frame's work (one frame later): a final render re-renders the unfinished tail, 5-10 ms for a 200 KB
-#: code line whose ticks cost 2-4 ms, and made that beat late (the fence shape's last frame: 18-25 ms, 4 runs);
-#: always one frame later, the end came 24-36 ms after the last chunk instead of 9-16 (the end-to-end ratio of a
-#: 2.5-3 s shape: −0.5 %).
-END_COST_FACTOR = 2.0
-FRAME_MARGIN_MS = 2.0
-FIXED_COST_STRIKES = 3
-#: At Stop, what arrived is painted at once only up to this many characters (a burst is shown another way).
-STOP_PAINT_CHARS = 8_192
-#: A tick that painted asks its window to paint in the next loop turn, not after Qt's update delay (a platform
-#: window without vsync delivers its update request 5 ms after the first change: ``QT_QPA_UPDATE_IDLE_TIME``),
-#: so the frame's paint follows its tick and is over before the next tick is due.
-PRESENT_AT_ONCE = True
-#: Frame pacing (``app.ui.messages.pacing``), for a coalescer whose parent is a widget: a tick's work is done in
-#: the loop turn after the previous frame's paint, with the window's paints held, and shown at the next firing of
-#: the timer, so the frames keep the timer's grid whatever the work costs (below: *the beat*).
-PACED = True
-
-
-@dataclass(eq=False)
-class _Target:
-    reply: Message
-    feed: Callable[[str], None]          # hand new text to the renderer (no repaint)
-    paint: Callable[[], bool]            # patch the view; True when something changed
-    metrics: StreamMetrics | None = None  # the generation's metrics: each paint is stamped there
-    frozen: bool = False
-    backlog: str = ""                    # text taken from the reply, not fed yet (from ``offset``)
-    offset: int = 0
-    backlog_chunks: int = 0              # chunks the backlog's text came in (painted in proportion)
-    slice_chars: int = FIRST_SLICE_CHARS
-    min_slice: int = 0                   # the backlog ÷ CATCH_UP_TICKS when it was largest (reset once painted)
-    on_finished: Callable[[], None] | None = None   # the reply ended: call once the backlog is painted
-    catch_chars: int = FIRST_SLICE_CHARS  # the catch-up floor's bound: sized to CATCH_UP_TICK_MS (0: none)
-    strikes: int = 0                      # catch-up slices in a row as small as can be and still over it
-    caught_up: Callable[[], None] | None = None     # a re-made view: call once the text so far is fed
-    lagging: Callable[[], bool] | None = None       # the view shows less than it was fed (patched on, fed nothing)
-    held: int = 0                         # chunks fed while the view lags: painted once it shows them
-    paint_end: Callable[[], object] | None = None   # the reply ended: the last slice's paint (the final render)
-    render: Callable[[], object] | None = None       # render what was fed, without patching (catch-up, timed)
-    spend: Callable[[float], object] | None = None   # the frame spent this many ms before the paint (its budget)
-    saturated: Callable[[], bool] | None = None     # the view lags by a whole patch (None: whenever it lags)
-    cost_ms: float = 0.0                  # what its last paint cost (ms)
-
-    @property
-    def waiting(self) -> int:
-        """Characters taken from the reply and not fed yet."""
-        return len(self.backlog) - self.offset
+from app.ui.messages.tick_target import Target
 
 
 class Coalescer(QObject):
@@ -170,21 +82,21 @@ class Coalescer(QObject):
                  clock: Callable[[], float] = time.perf_counter, paced: bool | None = None) -> None:
         super().__init__(parent)
         self._clock = clock
-        self._paced = PACED if paced is None else paced
+        self._paced = tb.PACED if paced is None else paced
         self._hold: FrameHold | None = None      # paced: the window's paints, held between a frame's work and beat
         self._work_due = False                   # paced: the next frame's work is posted
         self._deferring = False                  # paced: in a frame's work (its paints are stamped at the beat)
         self._unshown: list[tuple[StreamMetrics | None, int, float]] = []   # (metrics, chunks, cost s) made, not shown
         self._timer = timer if timer is not None else QTimer(self)
         self._timer.setTimerType(Qt.TimerType.PreciseTimer)
-        self._timer.setInterval(MIN_INTERVAL_MS)
+        self._timer.setInterval(tb.MIN_INTERVAL_MS)
         self._timer.timeout.connect(self.tick)
         #: paced beats on the timer's exact grid (a real timer only: a test's timer fires when told)
         self._grid: BeatGrid | None = BeatGrid() if isinstance(self._timer, QTimer) else None
-        self._targets: dict[int, _Target] = {}
+        self._targets: dict[int, Target] = {}
         self._painted_chunks: dict[int, int] = {}   # reply id → chunks painted (kept after detach)
         self.ticks = 0
-        self.interval_ms = MIN_INTERVAL_MS
+        self.interval_ms = tb.MIN_INTERVAL_MS
         self._interval_due = False               # interval_ms changed: the timer gets it at its next firing
         self._over = 0                           # ticks in a row that cost more than the interval
         self.last_tick_ms = 0.0
@@ -205,7 +117,7 @@ class Coalescer(QObject):
         the view shows less than it was fed; ``saturated``: whether what it has not shown fills its next patch
         (see the module docstring)."""
         old = self._targets.get(reply.id)
-        self._targets[reply.id] = _Target(reply, feed, paint, metrics, frozen=old.frozen if old else False,
+        self._targets[reply.id] = Target(reply, feed, paint, metrics, frozen=old.frozen if old else False,
                                           lagging=lagging, render=render, spend=spend, saturated=saturated)
         self._start()
 
@@ -221,7 +133,7 @@ class Coalescer(QObject):
         its preview). Chunks already painted are not counted again."""
         old = self._targets.get(reply.id)
         reply.take_new()                     # what arrived so far is in the text below
-        t = _Target(reply, feed, paint, metrics, frozen=old.frozen if old else False, lagging=lagging,
+        t = Target(reply, feed, paint, metrics, frozen=old.frozen if old else False, lagging=lagging,
                     render=render, spend=spend, saturated=saturated)
         t.caught_up = caught_up
         t.backlog = reply.text[fed:] if fed else reply.text
@@ -288,14 +200,14 @@ class Coalescer(QObject):
         t = self._targets.get(reply.id)
         if t is not None and not t.frozen:
             text, n = reply.take_new()
-            self._take(t, text, n)
+            t.take(text, n)
             t.paint_end = paint_end
-            if t.waiting > t.slice_chars or self._lags(t) or self._end_waits(t):   # by the ticks, then done
+            if t.waiting > t.slice_chars or t.lags() or self._end_waits(t):   # by the ticks, then done
                 t.on_finished = done
                 return
             if t.waiting or t.backlog_chunks or t.held or paint_end is not None:
                 self._paint(t, None)         # the last slice, painted with the end (``paint_end``)
-            if self._lags(t):
+            if t.lags():
                 t.on_finished = done
                 return
         self.detach(reply)
@@ -311,8 +223,8 @@ class Coalescer(QObject):
         if t is None or t.frozen:
             return True
         text, n = reply.take_new()
-        self._take(t, text, n)
-        painted = t.waiting <= STOP_PAINT_CHARS
+        t.take(text, n)
+        painted = t.waiting <= tb.STOP_PAINT_CHARS
         if painted:
             self._paint(t, None)
         t.frozen = True
@@ -347,47 +259,14 @@ class Coalescer(QObject):
     def tracked(self, reply: Message) -> bool:
         return reply.id in self._targets
 
-    @staticmethod
-    def _take(t: _Target, text: str, n: int) -> None:
-        if text:
-            t.backlog = t.backlog[t.offset:] + text if t.offset else t.backlog + text
-            t.offset = 0
-        t.backlog_chunks += n
-
-    @staticmethod
-    def _slice(t: _Target, limit: int | None) -> tuple[str, int]:
-        """The next slice of ``t``'s backlog (at most ``limit`` characters, cut after a line end in its second
-        half when there is one) and the chunks it stands for (in proportion to its characters; all of them with
-        the backlog's end)."""
-        waiting = t.waiting
-        if limit is None or waiting <= limit:
-            piece, n = t.backlog[t.offset:], t.backlog_chunks
-            t.backlog, t.offset, t.backlog_chunks = "", 0, 0
-            return piece, n
-        end = t.offset + limit
-        nl = t.backlog.rfind("\n", end - limit // 2, end)
-        if nl >= 0:
-            end = nl + 1
-        elif t.backlog[end - 1] == "\r":
-            end -= 1                      # keep a CR LF pair together
-        piece = t.backlog[t.offset:end]
-        n = t.backlog_chunks * len(piece) // waiting
-        t.offset = end
-        t.backlog_chunks -= n
-        return piece, n
-
-    @staticmethod
-    def _lags(t: _Target) -> bool:
-        return t.lagging is not None and t.lagging()
-
-    def _paint(self, t: _Target, budget_ms: float | None, late_ms: float = 0.0) -> int | None:
+    def _paint(self, t: Target, budget_ms: float | None, late_ms: float = 0.0) -> int | None:
         """Take what arrived into the backlog and feed one slice of it (all of it when ``budget_ms`` is None),
         patch the view once (``t.paint``; the reply's last slice: ``t.paint_end`` when given); returns the
         chunks painted, None when there was nothing to paint. Adapts the slice to ``budget_ms``. A view that
         lags is fed nothing, only patched; the chunks it was fed count once it shows them."""
         text, n = t.reply.take_new()
-        self._take(t, text, n)
-        lag = self._lags(t)
+        t.take(text, n)
+        lag = t.lags()
         if not t.waiting and not t.backlog_chunks and not lag and not t.held and t.paint_end is None:
             return None
         t0 = self._clock()
@@ -395,16 +274,16 @@ class Coalescer(QObject):
         if starve:
             piece, n, catching, fed = "", 0, False, 0
         else:
-            t.min_slice = max(t.min_slice, t.waiting // CATCH_UP_TICKS)   # this backlog: done in CATCH_UP_TICKS
+            t.min_slice = max(t.min_slice, t.waiting // tb.CATCH_UP_TICKS)   # this backlog: done in CATCH_UP_TICKS
             floor = min(t.min_slice, t.catch_chars) if t.catch_chars else t.min_slice
             limit = None if budget_ms is None else max(t.slice_chars, floor)
             catching = budget_ms is not None and t.catch_chars > 0 and floor >= t.slice_chars < t.waiting
-            part = max(MIN_CATCH_UP_CHARS, limit // 4) if limit else 0     # a timed slice's parts
+            part = max(tb.MIN_CATCH_UP_CHARS, limit // 4) if limit else 0     # a timed slice's parts
             ending = t.on_finished is not None and t.render is not None and limit is not None and t.waiting > limit
             if ending:                       # the reply ended: its rest, in parts, as much as the clock lets through
                 limit = t.waiting
             timed = (catching or ending) and t.render is not None and limit is not None
-            piece, n = self._slice(t, part if timed and limit else limit)
+            piece, n = t.next_slice(part if timed and limit else limit)
             if piece and not n and t.backlog_chunks and not self._painted_chunks.get(t.reply.id):
                 n, t.backlog_chunks = 1, t.backlog_chunks - 1   # the first slice holds the first chunk's start
             fed = len(piece)
@@ -412,15 +291,15 @@ class Coalescer(QObject):
                 t.feed(piece)
             if timed and limit and t.render is not None:
                 # a catch-up slice is fed and rendered in quarters until its render time is spent
-                deadline = t0 + max(0.0, CATCH_UP_RENDER_MS - late_ms) / 1000.0
+                deadline = t0 + max(0.0, tb.CATCH_UP_RENDER_MS - late_ms) / 1000.0
                 t.render()
                 while t.waiting and fed < limit and self._clock() < deadline:
-                    more, m = self._slice(t, min(part, limit - fed))
+                    more, m = t.next_slice(min(part, limit - fed))
                     t.feed(more)
                     t.render()
                     fed, n = fed + len(more), n + m
             if not t.waiting:
-                t.min_slice, t.catch_chars, t.strikes = 0, t.catch_chars or FIRST_SLICE_CHARS, 0
+                t.min_slice, t.catch_chars, t.strikes = 0, t.catch_chars or tb.FIRST_SLICE_CHARS, 0
             if t.caught_up is not None and not t.waiting:
                 done, t.caught_up = t.caught_up, None
                 done()
@@ -432,22 +311,22 @@ class Coalescer(QObject):
         paint()
         n += t.held
         t.held = 0
-        if self._lags(t):                    # not on screen yet: counted at the patch that shows it …
+        if t.lags():                    # not on screen yet: counted at the patch that shows it …
             first = 1 if n and not self._painted_chunks.get(t.reply.id) else 0
             t.held, n = n - first, first     # … but the reply's first chunk begins on screen now (its TTFT)
         t1 = self._clock()
         t.cost_ms = (t1 - t0) * 1000.0
         if budget_ms is not None and not starve:
             cost_ms = (t1 - t0) * 1000.0
-            if cost_ms > budget_ms and fed > MIN_SLICE_CHARS:
-                t.slice_chars = max(MIN_SLICE_CHARS, int(fed * budget_ms / cost_ms * 0.8))
+            if cost_ms > budget_ms and fed > tb.MIN_SLICE_CHARS:
+                t.slice_chars = max(tb.MIN_SLICE_CHARS, int(fed * budget_ms / cost_ms * 0.8))
             elif t.waiting:                  # text waits: grow towards the same 80 % of the budget (at most 2×)
-                fit = int(fed * budget_ms / cost_ms * 0.8) if cost_ms > 0 else MAX_SLICE_CHARS
-                t.slice_chars = min(MAX_SLICE_CHARS, 2 * t.slice_chars, max(t.slice_chars, fit))
+                fit = int(fed * budget_ms / cost_ms * 0.8) if cost_ms > 0 else tb.MAX_SLICE_CHARS
+                t.slice_chars = min(tb.MAX_SLICE_CHARS, 2 * t.slice_chars, max(t.slice_chars, fit))
             if catching:
-                over = cost_ms > CATCH_UP_TICK_MS and fed <= MIN_CATCH_UP_CHARS
+                over = cost_ms > tb.CATCH_UP_TICK_MS and fed <= tb.MIN_CATCH_UP_CHARS
                 t.strikes = t.strikes + 1 if over else 0
-                t.catch_chars = 0 if t.strikes >= FIXED_COST_STRIKES else _catch_up_chars(fed, cost_ms)
+                t.catch_chars = 0 if t.strikes >= tb.FIXED_COST_STRIKES else tb.catch_up_chars(fed, cost_ms)
         rid = t.reply.id
         self._painted_chunks[rid] = self._painted_chunks.get(rid, 0) + n
         metrics = t.metrics
@@ -456,7 +335,7 @@ class Coalescer(QObject):
         elif metrics is not None:
             metrics.on_painted(t1, n, t1 - t0)
         self.painted.emit(t.reply, n)
-        if t.on_finished is not None and not t.waiting and not t.backlog_chunks and not self._lags(t):
+        if t.on_finished is not None and not t.waiting and not t.backlog_chunks and not t.lags():
             done, t.on_finished = t.on_finished, None
             self.detach(t.reply)
             done()
@@ -468,7 +347,7 @@ class Coalescer(QObject):
         window's paints are not held that long: typing would echo late): do the work and have the window paint."""
         if self._interval_due:
             self._set_interval()
-        if self._frame_hold() is None or self.interval_ms > MIN_INTERVAL_MS:
+        if self._frame_hold() is None or self.interval_ms > tb.MIN_INTERVAL_MS:
             self._show()
             self._work(present=True)
             return
@@ -480,14 +359,14 @@ class Coalescer(QObject):
             self._work_due = True
             QTimer.singleShot(0, self, self._paced_work)
 
-    def _end_waits(self, t: _Target) -> bool:
+    def _end_waits(self, t: Target) -> bool:
         """Paced, a frame is made (its paints held) and waits for its beat, and ``t``'s end — its final render,
         reckoned at ``END_COST_FACTOR`` × its last paint's cost — would not be done ``FRAME_MARGIN_MS`` before
         that beat: the end is then the next frame's work."""
         if self._hold is None or not self._hold.held or not self._timer.isActive() or not self._beat_at:
             return False
         left_ms = (self._beat_at - self._clock()) * 1000.0 + self.interval_ms
-        return left_ms < END_COST_FACTOR * t.cost_ms + FRAME_MARGIN_MS
+        return left_ms < tb.END_COST_FACTOR * t.cost_ms + tb.FRAME_MARGIN_MS
 
     def _frame_hold(self) -> FrameHold | None:
         parent = self.parent()
@@ -506,7 +385,7 @@ class Coalescer(QObject):
         hold.hold()
         self._deferring = True
         try:
-            late = (self._clock() - self._beat_at) * 1000.0 - FRAME_PAINT_MS if self._beat_at else 0.0
+            late = (self._clock() - self._beat_at) * 1000.0 - tb.FRAME_PAINT_MS if self._beat_at else 0.0
             painted = self._work(present=False, late_ms=late)     # (< 0: a paint quicker than FRAME_PAINT_MS)
         finally:
             self._deferring = False
@@ -532,7 +411,7 @@ class Coalescer(QObject):
         t0 = self._clock()
         any_painted = False
         live = [t for t in self._targets.values() if not t.frozen]
-        budget = max(TICK_BUDGET_MS / 4, TICK_BUDGET_MS - late_ms) / max(1, len(live))
+        budget = max(tb.TICK_BUDGET_MS / 4, tb.TICK_BUDGET_MS - late_ms) / max(1, len(live))
         late_ms = max(0.0, late_ms)
         cut = False
         for t in live:
@@ -548,14 +427,14 @@ class Coalescer(QObject):
             # adapt: expensive ticks → fewer, larger renders; cheap ticks → back to frame rate
             over = cost_ms > self.interval_ms and not cut
             self._over = self._over + 1 if over else 0
-            if over and self._over >= OVER_TICKS and self.interval_ms < MAX_INTERVAL_MS:
-                self.interval_ms = min(MAX_INTERVAL_MS, self.interval_ms * 2)
+            if over and self._over >= tb.OVER_TICKS and self.interval_ms < tb.MAX_INTERVAL_MS:
+                self.interval_ms = min(tb.MAX_INTERVAL_MS, self.interval_ms * 2)
                 self._interval_due = True
-            elif cost_ms < self.interval_ms / 2 and self.interval_ms > MIN_INTERVAL_MS:
+            elif cost_ms < self.interval_ms / 2 and self.interval_ms > tb.MIN_INTERVAL_MS:
                 # fits the halved interval (a tick at it brings less text, so it costs no more): halving it
                 # back only below 1/8 kept a window at 1,000 tok/s on 32 ms frames for ~40 frames after one
                 # stall (each tick 4-10 ms: never cheap enough), p99 32 ms in the render bench
-                self.interval_ms = max(MIN_INTERVAL_MS, self.interval_ms // 2)
+                self.interval_ms = max(tb.MIN_INTERVAL_MS, self.interval_ms // 2)
                 self._interval_due = True
         return any_painted
 
@@ -575,13 +454,6 @@ class Coalescer(QObject):
             self._show()                      # paced, between a frame's work and its beat: all of it now
             return
         parent = self.parent()
-        if PRESENT_AT_ONCE and parent is not None and hasattr(parent, "window"):
+        if tb.PRESENT_AT_ONCE and parent is not None and hasattr(parent, "window"):
             QCoreApplication.postEvent(parent.window(), QEvent(QEvent.Type.UpdateRequest))
 
-
-def _catch_up_chars(chars: int, cost_ms: float) -> int:
-    """The next bound of the catch-up floor after a catch-up slice of ``chars`` characters cost ``cost_ms``: the
-    size that would fit in 80 % of ``CATCH_UP_TICK_MS`` at that cost per character, at least
-    ``MIN_CATCH_UP_CHARS`` and at most twice ``chars``."""
-    fit = int(chars * CATCH_UP_TICK_MS * 0.8 / cost_ms) if cost_ms > 0 else MAX_SLICE_CHARS
-    return max(MIN_CATCH_UP_CHARS, min(2 * chars, MAX_SLICE_CHARS, fit))

@@ -17,17 +17,18 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 
+from app.ui.messages.tick_budget import TICK_BUDGET_MS
+
 #: The first budget (HTML characters; about 4-10 ms of ``insertHtml`` and layout here). A long open paragraph is
 #: re-parsed by the renderer once it grew by a fifth, so a 500,000-character word brought up to 100 KB in one
 #: refresh (150-180 ms) before there was a budget.
 PATCH_BUDGET_CHARS = 8_000
-#: What a refresh may spend, its render and its patch together (ms): the render tick's own budget
-#: (``coalescer.TICK_BUDGET_MS``). At 8 (the tick's budget before it became 10), a table streamed at 5,000 tok/s
-#: left pieces out at 223 of its 254 refreshes and fell behind its producer. Render bench, runs alternated 8 → 10:
-#: the long table's end-to-end 0.61 / 0.75 / 0.85 / 0.98 → 0.78 / 0.81 / 0.88 / 0.99, the table at the end 0.87 →
-#: 0.91, the 1 MB burst whole after 26.4-33.5 → 23.0-29.8 s (four runs; frame p99 20.1-22.5 → 21.3-21.9 ms, and
-#: 42.7 in one run).
-PATCH_BUDGET_MS = 10.0
+#: What a refresh may spend, its render and its patch together (ms): the render tick's own budget. At 8 (the
+#: tick's budget before it became 10), a table streamed at 5,000 tok/s left pieces out at 223 of its 254 refreshes
+#: and fell behind its producer. Render bench, runs alternated 8 → 10: the long table's end-to-end 0.61 / 0.75 /
+#: 0.85 / 0.98 → 0.78 / 0.81 / 0.88 / 0.99, the table at the end 0.87 → 0.91, the 1 MB burst whole after 26.4-33.5
+#: → 23.0-29.8 s (four runs; frame p99 20.1-22.5 → 21.3-21.9 ms, and 42.7 in one run).
+PATCH_BUDGET_MS = TICK_BUDGET_MS
 #: The bounds of a measured budget (HTML characters). A lagging view is patched at every tick and fed nothing,
 #: so this sets how fast a burst of tables and coloured code reaches the screen: 1 MB of the render bench's reply
 #: is 8.1 MB of HTML, 1,000 patches of 8 KB (16 s at 60 Hz); a tick that parsed a big slice patches little.

@@ -7,8 +7,9 @@ import itertools
 
 import pytest
 
-from app.ui.messages.coalescer import MIN_INTERVAL_MS, Coalescer
+from app.ui.messages.coalescer import Coalescer
 from app.ui.messages.pacing import BEAT_SLACK_S, BeatGrid
+from app.ui.messages.tick_budget import MIN_INTERVAL_MS
 from tests.helpers.stubs import FakeClock, FakeTimer
 
 

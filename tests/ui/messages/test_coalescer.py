@@ -10,7 +10,8 @@ import pytest
 
 from app.core.conversation import Message, MessageStatus, Role
 from app.core.streaming.metrics import StreamMetrics
-from app.ui.messages.coalescer import MAX_INTERVAL_MS, MIN_INTERVAL_MS, Coalescer
+from app.ui.messages.coalescer import Coalescer
+from app.ui.messages.tick_budget import MAX_INTERVAL_MS, MIN_INTERVAL_MS
 from tests.helpers.stubs import FakeClock, FakeTimer
 
 
@@ -183,7 +184,7 @@ class CostlyView(View):
 
 
 def test_a_burst_is_painted_in_slices_that_fit_the_budget_and_nothing_is_lost(parts) -> None:
-    from app.ui.messages.coalescer import TICK_BUDGET_MS
+    from app.ui.messages.tick_budget import TICK_BUDGET_MS
 
     co, timer, clock = parts
     r, view = reply(), CostlyView(clock, per_char_s=1e-6)      # 1 µs a character: 1 MB would cost 1 s
@@ -272,7 +273,7 @@ def test_a_catching_up_view_is_told_once_the_text_so_far_is_fed_before_that_pain
 
 
 def test_a_backlog_is_painted_within_catch_up_ticks_even_when_every_patch_costs_more_than_the_budget(parts) -> None:
-    from app.ui.messages.coalescer import CATCH_UP_TICKS
+    from app.ui.messages.tick_budget import CATCH_UP_TICKS
 
     co, timer, clock = parts
     r, view = reply(), View(clock, cost_s=0.050)              # 50 ms a patch, however little was fed
@@ -287,7 +288,7 @@ def test_a_backlog_is_painted_within_catch_up_ticks_even_when_every_patch_costs_
 
 
 def test_a_catch_up_slice_costs_at_most_catch_up_tick_ms_when_the_cost_grows_with_the_slice(parts) -> None:
-    from app.ui.messages.coalescer import CATCH_UP_TICK_MS
+    from app.ui.messages.tick_budget import CATCH_UP_TICK_MS
 
     co, timer, clock = parts
     view = CostlyView(clock, per_char_s=2e-6)               # a fixed 3 ms + 2 µs a character (1 MB: 2 s)
@@ -324,7 +325,7 @@ def test_a_catch_up_slice_is_rendered_in_quarters_until_its_render_time_is_spent
     """A view that renders without patching (``render``): the catch-up slice is fed in quarters, each rendered,
     until ``CATCH_UP_RENDER_MS`` is spent, then patched once. A render dearer than predicted (tables cost more a
     character than prose) then ends the slice early instead of making the frame late."""
-    from app.ui.messages.coalescer import CATCH_UP_RENDER_MS
+    from app.ui.messages.tick_budget import CATCH_UP_RENDER_MS
 
     co, timer, clock = parts
     view, renders, render = rendering_view(clock, 4e-6)       # 4 µs a character fed since the last render
@@ -348,7 +349,7 @@ def test_the_rest_of_an_ended_reply_is_rendered_in_quarters_until_its_render_tim
     """A reply that ended with more text waiting than its slice (an expensive tick had shrunk it): the next tick
     feeds and renders the rest in parts until ``CATCH_UP_RENDER_MS`` is spent, not one slice a tick (at 5,000
     tokens/s the last paint came up to 146 ms after the last chunk)."""
-    from app.ui.messages.coalescer import CATCH_UP_RENDER_MS
+    from app.ui.messages.tick_budget import CATCH_UP_RENDER_MS
 
     co, timer, clock = parts
     view, renders, render = rendering_view(clock, 1e-6)       # 1 µs a character fed since the last render
@@ -373,7 +374,7 @@ def test_the_rest_of_an_ended_reply_is_rendered_in_quarters_until_its_render_tim
 def test_a_burst_that_ended_at_once_is_rendered_in_parts_of_a_catch_up_slice(parts) -> None:
     """1 MB in one chunk ends at once: its rest is fed in parts of the catch-up slice's size, each rendered,
     until the render time is spent — never a quarter of the megabyte in one part."""
-    from app.ui.messages.coalescer import CATCH_UP_RENDER_MS
+    from app.ui.messages.tick_budget import CATCH_UP_RENDER_MS
 
     co, timer, clock = parts
     view, _renders, render = rendering_view(clock, 4e-6)       # 4 µs a character fed since the last render
@@ -588,7 +589,7 @@ def test_paced_an_end_that_would_make_the_beat_late_is_the_next_frames_work(qapp
     paint's cost still ends 2 ms before that beat (shown at that beat), else by the next frame's work."""
     from PySide6.QtWidgets import QWidget
 
-    from app.ui.messages.coalescer import END_COST_FACTOR, FRAME_MARGIN_MS
+    from app.ui.messages.tick_budget import END_COST_FACTOR, FRAME_MARGIN_MS
 
     window, timer, clock = QWidget(), FakeTimer(), FakeClock()
     co = Coalescer(window, timer=timer, clock=clock)
@@ -623,7 +624,7 @@ def test_paced_a_frame_whose_paint_ran_over_gives_its_work_less_time(qapp, paint
     before the next beat."""
     from PySide6.QtWidgets import QWidget
 
-    from app.ui.messages.coalescer import CATCH_UP_RENDER_MS, FRAME_PAINT_MS
+    from app.ui.messages.tick_budget import CATCH_UP_RENDER_MS, FRAME_PAINT_MS
 
     window, timer, clock = QWidget(), FakeTimer(), FakeClock()
     co = Coalescer(window, timer=timer, clock=clock)
@@ -654,7 +655,7 @@ def test_paced_the_frames_work_ends_as_long_after_its_beat_whatever_the_paint_to
     the producer with a third of the loop idle), a slow one less; the next slice is sized to 80 % of it."""
     from PySide6.QtWidgets import QWidget
 
-    from app.ui.messages.coalescer import FIRST_SLICE_CHARS, FRAME_PAINT_MS, TICK_BUDGET_MS
+    from app.ui.messages.tick_budget import FIRST_SLICE_CHARS, FRAME_PAINT_MS, TICK_BUDGET_MS
 
     window, timer, clock = QWidget(), FakeTimer(), FakeClock()
     co = Coalescer(window, timer=timer, clock=clock)

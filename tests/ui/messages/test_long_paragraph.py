@@ -272,15 +272,6 @@ def test_a_patch_budget_fits_its_time_less_the_render_between_its_bounds() -> No
     assert b.chars(0.0) == PATCH_BUDGET_MAX_CHARS
 
 
-def test_a_refresh_may_spend_the_render_ticks_budget() -> None:
-    """The patch budget's time is the tick's (a table at 5,000 tok/s fell behind with the tick at 10 ms and its
-    patch at 8)."""
-    from app.ui.messages.coalescer import TICK_BUDGET_MS
-    from app.ui.messages.patch_budget import PATCH_BUDGET_MS
-
-    assert PATCH_BUDGET_MS == TICK_BUDGET_MS
-
-
 def test_break_long_runs_breaks_long_runs_of_text_only() -> None:
     """A zero-width space every ``RUN_BREAK_CHARS`` in a run of text of at least twice that; a tag's long attribute,
     a shorter run and whitespace stay as they are (the quick check before the substitution says the same)."""

@@ -223,7 +223,7 @@ def test_stop_in_the_middle_of_a_burst_shows_the_reply_without_painting_the_burs
     """A burst the render tick has not painted yet is not painted in one go at Stop (one patch of it could take
     seconds): nothing more is painted after Stop, and the stopped reply shows as a finished one (its preview,
     then its render in idle slices)."""
-    from app.ui.messages.coalescer import STOP_PAINT_CHARS
+    from app.ui.messages.tick_budget import STOP_PAINT_CHARS
 
     burst = "".join(f"Line {i} of a burst, with **bold** text.\n\n" for i in range(2_000))   # ~80 KB
     assert len(burst) > 4 * STOP_PAINT_CHARS
