@@ -34,14 +34,14 @@ def test_the_last_frame_holds_the_replys_final_render(qapp, monkeypatch, tmp_pat
 
 
 def test_a_reply_finished_before_its_view_shows_all_of_it_is_reported(qapp, monkeypatch, tmp_path: Path) -> None:
-    from app.ui.messages.coalescer import Coalescer
+    from app.ui.messages.tick_target import Target
 
     for name in ("BROOK_DATA_DIR", "BROOK_CONFIG_DIR"):
         monkeypatch.setenv(name, str(tmp_path / name))
     burst = "| a | b |\n|---|---|\n" + "".join(f"| {i} | `x{i}` and *y* |\n" for i in range(3000)) + "\nEnd.\n"
     out = render.measure_window([burst], 1.0, timeout_s=60)
     assert out["shown_whole_at_finish"]
-    monkeypatch.setattr(Coalescer, "_lags", staticmethod(lambda t: False))   # the tick ignores a view that lags
+    monkeypatch.setattr(Target, "lags", lambda self: False)   # the tick ignores a view that lags
     out = render.measure_window([burst], 1.0, timeout_s=60)
     assert out["final_html_equals_one_shot"] and not out["shown_whole_at_finish"]
 

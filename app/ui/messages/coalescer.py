@@ -9,7 +9,7 @@ a tick that cost more than the budget shrinks the next slice in proportion, one 
 while text was waiting doubles it. What does not fit is carried to the next tick, so a burst (a fast model, a
 proxy that delivers a megabyte at once) costs many cheap ticks instead of one long one, and the newest text still
 appears within a few frames (a backlog is painted within ``CATCH_UP_TICKS`` ticks, unless a slice that big
-would cost more than ``CATCH_UP_TICK_MS``: see :func:`_catch_up_chars`). A view that can render without patching
+would cost more than ``CATCH_UP_TICK_MS``: see :func:`.tick_budget.catch_up_chars`). A view that can render without patching
 (``render``) is fed a catch-up slice in quarters, each rendered, until ``CATCH_UP_RENDER_MS`` is spent: the
 clock, not a prediction, ends the slice (a slice's render cost 1.5-2× its prediction where tables follow prose:
 the 1 MB burst's parse ticks were 18 ms at p99, 13 after). The slices are cut at line ends where one is near
