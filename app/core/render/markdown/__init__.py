@@ -28,25 +28,21 @@ if TYPE_CHECKING:
         TABLE_GROUP_ROWS,
         TABLE_WIDTH_ROWS,
     )
-    from app.core.render.markdown.incremental import (
-        BIG_TAIL_CHARS,
-        BIG_TAIL_GROWTH,
-        BIG_TAIL_MIN_S,
-        MarkdownStream,
-    )
+    from app.core.render.markdown.incremental import MarkdownStream
     from app.core.render.markdown.links import is_safe_url
     from app.core.render.markdown.list_html import LIST_GROUP_ITEMS
     from app.core.render.markdown.oneshot import render_markdown
     from app.core.render.markdown.reply import IncrementalMarkdown
     from app.core.render.markdown.thinking import prompt_opens_reasoning, split_thinking
+    from app.core.render.markdown.throttle import BIG_TAIL_CHARS, BIG_TAIL_GROWTH, BIG_TAIL_MIN_S
 
 #: Where each public name lives. They are imported at first use (PEP 562), so importing one light room (e.g.
 #: ``.thinking``, which the scripted engine and the previews use) does not import markdown-it, pygments and the
 #: formula worker with the package: the window's start-up imports none of them (``tests/test_startup_imports.py``).
 _WHERE = {
     "CODE_PIECE_CHARS": "code_html", "CODE_PIECE_LINES": "code_html", "PIECE": "html", "TABLE_GROUP_ROWS": "html",
-    "TABLE_WIDTH_ROWS": "html", "BIG_TAIL_CHARS": "incremental", "BIG_TAIL_GROWTH": "incremental",
-    "BIG_TAIL_MIN_S": "incremental", "MarkdownStream": "incremental", "is_safe_url": "links",
+    "TABLE_WIDTH_ROWS": "html", "BIG_TAIL_CHARS": "throttle", "BIG_TAIL_GROWTH": "throttle",
+    "BIG_TAIL_MIN_S": "throttle", "MarkdownStream": "incremental", "is_safe_url": "links",
     "LIST_GROUP_ITEMS": "list_html",
     "render_markdown": "oneshot", "IncrementalMarkdown": "reply", "prompt_opens_reasoning": "thinking",
     "split_thinking": "thinking",

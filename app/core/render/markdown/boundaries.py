@@ -107,3 +107,20 @@ def find_boundary(tokens: Sequence[Token], lines: Sequence[str]) -> tuple[int, i
             if end <= n_complete and end > best_k and fence_closed(tok, lines, end):
                 best_k, best_i = end, next_top_level(tokens, i)  # (b)
     return best_k, best_i
+
+
+def open_display_math(first: Token, lines: list[str]) -> str | None:
+    """The TeX of a ``$$`` or ``\\[`` block still open at the end of the stream (the last top-level block, from
+    ``first`` on ``lines``), else None: until its ``$$`` / ``\\]`` closes it, markdown sees a paragraph (and would
+    eat TeX's backslashes and underscores), so the stream shows its source as TeX."""
+    if first.type != "paragraph_open" or first.level != 0 or first.map is None:
+        return None
+    src = lines[first.map[0] : first.map[1]]
+    head = src[0] if src else ""
+    opener = head.lstrip(" ")[:2]
+    if len(head) - len(head.lstrip(" ")) > 3 or opener not in ("$$", "\\["):
+        return None
+    body = "\n".join([head.lstrip(" ")[2:], *src[1:]])
+    if opener == "$$":
+        return None if "$$" in body else body.strip("\n")
+    return None if "\\]" in body else body.strip()

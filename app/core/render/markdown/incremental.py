@@ -3,10 +3,9 @@
 The text is kept as a *stable prefix* of finished top-level blocks, whose HTML is made once, and an *open tail*
 of complete lines plus one partial line; :meth:`MarkdownStream.render` parses only the tail and moves the blocks
 before a safe boundary (:mod:`.boundaries`) into the prefix. Link reference definitions are collected into an
-``env`` shared from block to block, so a definition seen earlier resolves later references. A definition that
-arrives *after* a stable block that uses it cannot change what was already emitted while streaming;
-:meth:`MarkdownStream.finish` re-renders exactly the stable runs that might be affected and returns the index
-of the first block whose HTML changed, so the final HTML always equals the one-shot render.
+``env`` shared from block to block; one that arrives *after* a stable block using it is applied by
+:meth:`MarkdownStream.finish`, which re-renders the stable runs that might be affected (:mod:`.stable_runs`) and
+returns the first block whose HTML changed, so the final HTML always equals the one-shot render.
 
 Costs per render: an open top-level fence or table takes a fast path (:mod:`.fences`, :mod:`.tables`); any
 other tail is re-parsed, but once it is longer than :data:`BIG_TAIL_CHARS` it is re-parsed only after it grew
@@ -36,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from markdown_it.token import Token
 
 from app.core.render.highlight import SegmentCache
-from app.core.render.markdown.boundaries import find_boundary, holds_back
+from app.core.render.markdown.boundaries import find_boundary, holds_back, open_display_math
 from app.core.render.markdown.bounded import parse_tail
 from app.core.render.markdown.code_html import copy_href
 from app.core.render.markdown.fences import OpenFence
@@ -44,53 +43,19 @@ from app.core.render.markdown.html import HtmlRenderer
 from app.core.render.markdown.lists import OpenList
 from app.core.render.markdown.parser import group_blocks, normalize, parse
 from app.core.render.markdown.quotes import OpenQuote
+from app.core.render.markdown.stable_runs import StableRun, render_again
 from app.core.render.markdown.tables import OpenTable
+from app.core.render.markdown.throttle import TailThrottle
 from app.core.render.markdown.words import OpenWord
 
 if TYPE_CHECKING:
     from app.core.render.lexer_pool import LexerPool
     from app.core.render.math_render import MathCache
 
-#: Tails longer than this (characters) are re-parsed only after growing by BIG_TAIL_GROWTH of their size.
-BIG_TAIL_CHARS = 2_000
-#: Fraction of the tail's size that must arrive before a big tail is re-parsed again …
-BIG_TAIL_GROWTH = 0.2
-#: … unless this long (seconds) and 4 × the last render's cost have passed (keeps a slow stream fresh).
-BIG_TAIL_MIN_S = 0.25
 #: Rows of a closed open table's tokens freed by each render (~20 tokens a row; 200 rows ≈ 0.7 ms here).
 FREE_ROWS_PER_RENDER = 200
 
 Clock = Callable[[], float]
-
-
-def open_display_math(first: Token, lines: list[str]) -> str | None:
-    """The TeX of a ``$$`` or ``\\[`` block still open at the end of the stream (the last top-level block, from
-    ``first`` on ``lines``), else None: until its ``$$`` / ``\\]`` closes it, markdown sees a paragraph (and would
-    eat TeX's backslashes and underscores), so the stream shows its source as TeX."""
-    if first.type != "paragraph_open" or first.level != 0 or first.map is None:
-        return None
-    src = lines[first.map[0] : first.map[1]]
-    head = src[0] if src else ""
-    opener = head.lstrip(" ")[:2]
-    if len(head) - len(head.lstrip(" ")) > 3 or opener not in ("$$", "\\["):
-        return None
-    body = "\n".join([head.lstrip(" ")[2:], *src[1:]])
-    if opener == "$$":
-        return None if "$$" in body else body.strip("\n")
-    return None if "\\]" in body else body.strip()
-
-
-class _StableRun:
-    """A stretch of stable source: its text, its first block and code numbers, the references known then."""
-
-    __slots__ = ("code_base", "first_block", "pending", "refs_seen", "src")
-
-    def __init__(self, src: str, first_block: int, code_base: int, refs_seen: int, pending: bool) -> None:
-        self.src = src
-        self.first_block = first_block
-        self.code_base = code_base
-        self.refs_seen = refs_seen
-        self.pending = pending  # holds code or formulas the worker pools have not delivered yet
 
 
 class MarkdownStream:
@@ -115,14 +80,13 @@ class MarkdownStream:
         self._renderer = HtmlRenderer(theme, copy_prefix, self._cache, math)
         self._pending_cr = False
         self._stable: list[str] = []
-        self._runs: list[_StableRun] = []
+        self._runs: list[StableRun] = []
         self._stable_codes: list[str] = []
         self._references: dict[str, Any] = {}
         self._lines: list[str] = []  # complete lines of the tail
         self._partial: list[str] = []  # pieces of the incomplete last line
         self._tail_chars = 0
         self._dirty = False
-        self._rendered_chars = -1  # tail size at the last full tail parse
         self._tail_parts: list[str] = []
         self._tail_codes: list[str] = []
         self._fence: OpenFence | None = None
@@ -131,9 +95,7 @@ class MarkdownStream:
         self._finished = False
         self._spent: tuple[Any, ...] | None = None   # the open tail's state at finish, until release_spent
         self._closed_rows: list[list[list[Token]]] = []   # row tokens of closed open tables, freed a part a render
-        self._render_t = 0.0
-        self._render_cost = 0.0
-        self._chargeable = False  # the last render re-parsed the tail: its showing may be charged (charge)
+        self._throttle = TailThrottle(clock)
         self._version = 0
 
     # -- input ---------------------------------------------------------------------------------------------
@@ -252,7 +214,7 @@ class MarkdownStream:
         """Render what arrived since the last call (may be deferred by the big-tail throttle), and code colours
         and formulas the worker pools delivered since. Sets :attr:`restyled_from` (see :meth:`_restyle`)."""
         self.restyled_from = None
-        self._chargeable = False
+        self._throttle.chargeable = False
         if self.highlights_pending and self._pool_moved():
             self._restyle()
             if self._finished:
@@ -283,13 +245,7 @@ class MarkdownStream:
             closed = table.close(self._lines, self._references, self._renderer, len(self._stable_codes))
             if closed is not None:          # it ended: a stable block made from its rendered groups
                 html, codes, n_lines, pending = closed
-                src = "\n".join(self._lines[:n_lines]) + "\n"
-                self._runs.append(_StableRun(src, len(self._stable), len(self._stable_codes),
-                                             len(self._references), pending))
-                self._stable.append(html)
-                self._stable_codes.extend(codes)
-                self._tail_chars -= len(src)
-                del self._lines[:n_lines]
+                self._take_closed([html], codes, n_lines, pending)
         elif self._block is not None:
             self._version += 1
             block, self._block = self._block, None
@@ -302,14 +258,7 @@ class MarkdownStream:
                 return
             closed_block = block.close(self._lines, self._references, self._renderer, len(self._stable_codes))
             if closed_block is not None:    # it ended: stable blocks made from its final pieces
-                blocks, codes, n_lines, pending = closed_block
-                src = "\n".join(self._lines[:n_lines]) + "\n"
-                self._runs.append(_StableRun(src, len(self._stable), len(self._stable_codes),
-                                             len(self._references), pending))
-                self._stable.extend(blocks)
-                self._stable_codes.extend(codes)
-                self._tail_chars -= len(src)
-                del self._lines[:n_lines]
+                self._take_closed(*closed_block)
             elif self._throttled():   # the fast path gave up (a long last item, …): the tail's parse waits
                 return
         elif self._throttled():
@@ -317,37 +266,22 @@ class MarkdownStream:
         t0 = self._clock()
         self._version += 1
         self._render_tail()
-        self._render_t = self._clock()
-        self._render_cost = self._render_t - t0
-        self._chargeable = True
+        self._throttle.parsed(t0)
 
     def _throttled(self) -> bool:
         """Whether a big tail's parse waits (the big-tail throttle, see the module docstring); it is then
         rendered later: once enough arrived, a little later, or at finish."""
-        size = self._tail_chars
-        if (
-            size > BIG_TAIL_CHARS
-            and self._rendered_chars >= 0
-            and size - self._rendered_chars < BIG_TAIL_GROWTH * size
-            and self._clock() - self._render_t < max(BIG_TAIL_MIN_S, 4 * self._render_cost)
-        ):
+        if self._throttle.waits(self._tail_chars):
             self._dirty = True
             return True
         return False
 
     def charge(self, seconds: float) -> bool:
         """Add ``seconds`` (what showing the last :meth:`render` cost its caller, e.g. a view inserting the new
-        tail into its document) to that render's cost, which the big-tail throttle waits 4 × of before it
-        re-parses a tail that grew by less than :data:`BIG_TAIL_GROWTH`: so parsing *and* showing a long open
-        block take at most about a fifth of the time. Only a render that re-parsed the tail can be charged,
-        once; returns whether this one was. ``ValueError`` for a negative or non-finite ``seconds``."""
-        if not 0.0 <= seconds < float("inf"):
-            raise ValueError(f"charge() needs a finite duration >= 0 s, got {seconds!r}")
-        if not self._chargeable:
-            return False
-        self._chargeable = False
-        self._render_cost += seconds
-        return True
+        tail into its document) to that render's cost, which the big-tail throttle waits 4 × of
+        (:meth:`.throttle.TailThrottle.charge`); returns whether this render could be charged. ``ValueError``
+        for a negative or non-finite ``seconds``."""
+        return self._throttle.charge(seconds)
 
     def finish(self) -> int:
         """End of stream: render everything as final; returns the index of the first changed stable block.
@@ -374,11 +308,7 @@ class MarkdownStream:
         self._lines, self._partial, self._tail_chars, self._fence, self._table = [], [], 0, None, None
         self._block = None
         if closed is not None:
-            blocks, codes, pending = closed
-            self._runs.append(_StableRun(src, len(self._stable), len(self._stable_codes), len(self._references),
-                                         pending))
-            self._stable.extend(blocks)
-            self._stable_codes.extend(codes)
+            self._add_run(src, *closed)
         elif src:
             self._stabilize(src)
         self._tail_parts, self._tail_codes, self._tail_pending = [], [], False
@@ -427,7 +357,7 @@ class MarkdownStream:
     def _set_tail(self, parts: list[str], codes: list[str]) -> None:
         self._tail_parts = parts
         self._tail_codes = codes
-        self._rendered_chars = self._tail_chars
+        self._throttle.rendered_chars = self._tail_chars
 
     def _tail_source(self) -> str:
         partial = "".join(self._partial)
@@ -459,46 +389,46 @@ class MarkdownStream:
                 return 0
             blocks, codes = blocks[:first], codes[: ctx.code_ends[first - 1]]
             src = "\n".join(lines[:taken]) + "\n"
-        run = _StableRun(src, len(self._stable), len(self._stable_codes), len(self._references),
-                         (bool(ctx.pending) and (self._finished or not self._hold_pending)) or ctx.math_pending)
-        self._runs.append(run)
+        self._add_run(src, blocks, codes,
+                      (bool(ctx.pending) and (self._finished or not self._hold_pending)) or ctx.math_pending)
+        return taken
+
+    def _add_run(self, src: str, blocks: list[str], codes: list[str], pending: bool) -> None:
+        """Append ``blocks`` (and their ``codes``), rendered from the stable source ``src``, to the stable prefix."""
+        self._runs.append(StableRun(src, len(self._stable), len(self._stable_codes), len(self._references), pending))
         self._stable.extend(blocks)
         self._stable_codes.extend(codes)
-        return taken
+
+    def _take_closed(self, blocks: list[str], codes: list[str], n_lines: int, pending: bool) -> None:
+        """A fast path's open block ended: its ``blocks``, made from its pieces, are the tail's first ``n_lines``
+        lines, which become stable."""
+        src = "\n".join(self._lines[:n_lines]) + "\n"
+        self._add_run(src, blocks, codes, pending)
+        self._tail_chars -= len(src)
+        del self._lines[:n_lines]
 
     def _restyle(self) -> None:
         """Re-render the stable runs whose code colours (after :meth:`finish`) or formulas were pending;
         ``restyled_from`` is the first block that changed (None if none did)."""
         first = len(self._stable)
         for run in self._runs:
-            if not run.pending:
-                continue
-            tokens = parse(run.src, {"references": dict(self._references)})
-            blocks, _codes = self._renderer.render_groups(group_blocks(tokens), run.code_base)
-            run.pending = bool(self._renderer.context.pending) or self._renderer.context.math_pending
-            for i, h in enumerate(blocks):
-                j = run.first_block + i
-                if self._stable[j] != h:
-                    self._stable[j] = h
-                    first = min(first, j)
+            if run.pending:
+                first = min(first, render_again(run, self._stable, self._references, self._renderer))
+                ctx = self._renderer.context       # (the context of that render)
+                run.pending = bool(ctx.pending) or ctx.math_pending
         if first < len(self._stable):
             self.restyled_from = first
             self._version += 1
 
     def _fix_late_references(self) -> int:
+        """Re-render the stable runs that may use a link reference defined after them; returns the first block
+        that changed (the number of stable blocks when none did)."""
         refs = len(self._references)
         first = len(self._stable)
         for run in self._runs:
-            if run.refs_seen >= refs or "[" not in run.src:
-                continue
-            tokens = parse(run.src, {"references": dict(self._references)})
-            blocks, _codes = self._renderer.render_groups(group_blocks(tokens), run.code_base)
-            for i, h in enumerate(blocks):
-                j = run.first_block + i
-                if self._stable[j] != h:
-                    self._stable[j] = h
-                    first = min(first, j)
-            run.refs_seen = refs
+            if run.refs_seen < refs and "[" in run.src:
+                first = min(first, render_again(run, self._stable, self._references, self._renderer))
+                run.refs_seen = refs
         return first
 
     def _render_tail(self) -> None:

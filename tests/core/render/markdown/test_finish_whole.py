@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from app.core.render.markdown import IncrementalMarkdown, incremental, render_markdown
+from app.core.render.markdown import IncrementalMarkdown, incremental, render_markdown, stable_runs
 
 
 @pytest.fixture
 def parses(monkeypatch) -> list[int]:
-    """The length of each source the renderer parses (whole-tail or stable parses)."""
+    """The length of each source the renderer parses (whole-tail or stable parses, or a stable run's again)."""
     seen: list[int] = []
     real_parse, real_tail = incremental.parse, incremental.parse_tail
 
@@ -27,6 +27,7 @@ def parses(monkeypatch) -> list[int]:
 
     monkeypatch.setattr(incremental, "parse", parse)
     monkeypatch.setattr(incremental, "parse_tail", parse_tail)
+    monkeypatch.setattr(stable_runs, "parse", parse)
     return seen
 
 
