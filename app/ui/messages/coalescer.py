@@ -8,13 +8,13 @@ paint left of its share: ``FRAME_PAINT_MS``), measured on the tick itself:
 a tick that cost more than the budget shrinks the next slice in proportion, one that left the budget half unused
 while text was waiting doubles it. What does not fit is carried to the next tick, so a burst (a fast model, a
 proxy that delivers a megabyte at once) costs many cheap ticks instead of one long one, and the newest text still
-appears within a few frames (a backlog is painted within ``CATCH_UP_TICKS`` ticks, unless a slice that big
-would cost more than ``CATCH_UP_TICK_MS``: see :func:`.tick_budget.catch_up_chars`). A view that can render without patching
-(``render``) is fed a catch-up slice in quarters, each rendered, until ``CATCH_UP_RENDER_MS`` is spent: the
-clock, not a prediction, ends the slice (a slice's render cost 1.5-2× its prediction where tables follow prose:
-the 1 MB burst's parse ticks were 18 ms at p99, 13 after). The slices are cut at line ends where one is near
-(the renderer gives the same result for any cut: its invariant). A reply that ends with text still in its
-backlog is finished (:meth:`Coalescer.finish`) once the backlog is painted.
+appears within a few frames (a backlog is painted within ``CATCH_UP_TICKS`` ticks, unless a slice that big would
+cost more than ``CATCH_UP_TICK_MS``: see :func:`.tick_budget.catch_up_chars`). A view that can render without
+patching (``render``) is fed a catch-up slice in quarters, each rendered, until ``CATCH_UP_RENDER_MS`` is spent: the
+clock, not a prediction, ends the slice (a slice's render cost 1.5-2× its prediction where tables follow prose: the
+1 MB burst's parse ticks were 18 ms at p99, 13 after). The slices are cut at line ends where one is near (the
+renderer gives the same result for any cut: its invariant). A reply that ends with text still in its backlog is
+finished (:meth:`Coalescer.finish`) once the backlog is painted.
 
 A view may *lag*: one patch inserts a bounded amount of HTML (``PATCH_BUDGET_CHARS``), and a slice of tables and
 coloured code can render to eight times its length. While the view says it lags (``lagging``) by a whole patch
