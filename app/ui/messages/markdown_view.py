@@ -24,21 +24,17 @@ from PySide6.QtCore import QEvent, QMimeData, Qt, QTimer, QUrl
 from PySide6.QtGui import (
     QFont,
     QGuiApplication,
-    QTextCursor,
 )
 from PySide6.QtWidgets import QApplication, QFrame, QSizePolicy, QTextBrowser, QWidget
 
 from app.core.render.lexer_pool import LexerPool, default_pool
 from app.core.render.markdown import PIECE, IncrementalMarkdown
-from app.core.render.markdown.thinking import (
-    thinking_header_html,
-)
 from app.core.render.math_render import MathCache, MathPool, default_math_pool
 from app.ui.messages.arrivals import pool_arrivals
 from app.ui.messages.collector import freeze_startup_heap
 from app.ui.messages.formulas import formula_image, math_cache
 from app.ui.messages.patch_budget import PatchBudget
-from app.ui.messages.patched_view import PatchedView
+from app.ui.messages.reasoning_view import ReasoningView
 from app.ui.messages.rich_text import (
     RUN_BREAK_CHARS,
     UI_FONT_FAMILIES,
@@ -95,7 +91,7 @@ def reply_renderer(theme: str, font: QFont | None = None, dpr: float | None = No
                                final_text=final_text)
 
 
-class MarkdownView(PatchedView):
+class MarkdownView(ReasoningView):
     """Read-only rich-text view of one message, patched incrementally while the reply streams.
 
     ``theme`` is ``"light"``, ``"dark"`` or None (follow the palette, also when it changes while the app runs).
@@ -452,82 +448,6 @@ class MarkdownView(PatchedView):
         n = int(key)
         return codes[n] if n < len(codes) else None
 
-    def toggle_thinking(self) -> None:
-        """Fold or unfold the reasoning section: once the answer streams, only the section is shown again (the
-        answer's documents stay as they are); before, the document is built again."""
-        self._expanded = not self._expanded
-        self._user_toggled = True
-        if not self._refold():
-            self._rebuild()
-
-    def _refold(self) -> bool:
-        """Show the finished reasoning section again at the top of the first document (its header, and its
-        content when unfolded), leaving the answer's pieces where they are; False when there is no such section
-        on screen (the caller rebuilds)."""
-        md = self.renderer
-        if (md.thinking is None or not md.thinking_done or self._phase != "answer" or not self._has_header
-                or self.placeholder or self._catching_up):
-            return False
-        doc = self.documents()[0]
-        cursor = QTextCursor(doc)
-        cursor.beginEditBlock()
-        try:
-            cursor.setPosition(self._thinking_end, QTextCursor.MoveMode.KeepAnchor)
-            cursor.removeSelectedText()
-            header = thinking_header_html(self._expanded, False)
-            cursor.insertHtml(header)
-            if self._expanded:
-                start, prev = cursor.position(), header
-                for block in [*md.thinking.stable_blocks, *md.thinking.tail_blocks]:
-                    for html in view_pieces(block, PIECE):
-                        self._insert_piece(cursor, html, prev)
-                        prev = html
-                self._dim(start, cursor.position(), doc)
-        finally:
-            cursor.endEditBlock()
-        self._shift_first_document(cursor.position() - self._thinking_end)
-        return True
-
-    def toggle_later_thinking(self) -> None:
-        """Fold or unfold the reasoning sections inside the answer (a model that thought again later; folded
-        at first); re-renders the document."""
-        self._later_expanded = not self._later_expanded
-        self._rebuild()
-
-
-    def _rebuild(self) -> None:
-        """Re-create the whole document (thinking fold toggled, phase change, set_text, late references)."""
-        md = self.renderer
-        self.document().clear()
-        self._reset_state()
-        self._restyled = None            # all inserted again, as rendered now
-        thinking_active = md.thinking is not None and not md.thinking_done
-        self._phase = "think" if thinking_active else "answer"
-        cursor = QTextCursor(self.document())
-        if md.thinking is not None:
-            header = thinking_header_html(self._expanded, thinking_active)
-            self._insert_piece(cursor, header, "")
-            prev = header
-            self._has_header = True
-            if self._expanded and not thinking_active:
-                start = cursor.position()
-                thinking = md.thinking
-                for block in [*thinking.stable_blocks, *thinking.tail_blocks]:
-                    for html in view_pieces(block, PIECE):
-                        self._insert_piece(cursor, html, prev)
-                        prev = html
-                self._dim(start, cursor.position())
-            self._base = self._thinking_end = cursor.position()
-            self._base_prev = prev
-            if not self._expanded and thinking_active:
-                # folded while reasoning: only the header shows; stream nothing below it yet
-                self._n_stable = 0
-                self._version = md.version
-                return
-        active = md.thinking if thinking_active else md
-        assert active is not None
-        self._patch(active.stable_blocks, active.tail_blocks, dim=thinking_active, budget=self._build_budget)
-        self._version = md.version
 
 def warm_up() -> None:
     """Pay the view's one-time costs (monospace font and layout set-up: ~30 ms here; the math worker's matplotlib
