@@ -118,7 +118,7 @@ class Coalescer(QObject):
         (see the module docstring)."""
         old = self._targets.get(reply.id)
         self._targets[reply.id] = Target(reply, feed, paint, metrics, frozen=old.frozen if old else False,
-                                          lagging=lagging, render=render, spend=spend, saturated=saturated)
+                                         lagging=lagging, render=render, spend=spend, saturated=saturated)
         self._start()
 
     def catch_up(self, reply: Message, feed: Callable[[str], None], paint: Callable[[], bool],
@@ -134,7 +134,7 @@ class Coalescer(QObject):
         old = self._targets.get(reply.id)
         reply.take_new()                     # what arrived so far is in the text below
         t = Target(reply, feed, paint, metrics, frozen=old.frozen if old else False, lagging=lagging,
-                    render=render, spend=spend, saturated=saturated)
+                   render=render, spend=spend, saturated=saturated)
         t.caught_up = caught_up
         t.backlog = reply.text[fed:] if fed else reply.text
         self._targets[reply.id] = t
