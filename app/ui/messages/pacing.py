@@ -87,8 +87,10 @@ class BeatGrid:
 
     The grid is learnt from the firings: the earliest of them since the grid was set (a firing is never early,
     only late), counted in intervals. It is set again when the interval changes or the timer was restarted
-    (:meth:`reset`), and when a firing is late by more than half an interval (Qt moves its grid then). A
-    firing that is late by more than the slack is not held at all (the loop was busy: it is late as it is).
+    (:meth:`reset`), and when a firing is late by more than half an interval (Qt moves its grid then); the
+    firing that sets it is held for the slack like the beats after it, so the interval to the next is the
+    timer's. Any other firing that is late by more than the slack is not held at all (the loop was busy: it is
+    late as it is).
     ``sleep`` and ``clock`` (seconds) are the tests' to replace. Source of the technique: frame pacing in game
     loops — sleep the coarse part of the wait with the system's timer, then the fine rest with a precise one.
     """
@@ -110,18 +112,26 @@ class BeatGrid:
         """A firing of a timer of ``interval_ms``: return at its grid time plus the slack (at once when later)."""
         t = self._clock()
         interval = interval_ms / 1000.0
-        if self._origin is None or interval != self._interval:
+        if self._origin is None or interval != self._interval or t - self._due(interval) > interval / 2:
+            # a new grid (a new timer or interval, or far behind: a stall, and Qt moved its grid): this firing is
+            # its origin, shown after the slack as every beat on it will be (shown at once, it made the next
+            # interval the timer's plus the slack: the second frame of every reply was 17.1 ms)
             self._origin, self._k, self._interval = t, 0, interval
+            self._hold(BEAT_SLACK_S)
             return
         self._k += 1
         due = self._origin + self._k * interval
-        if t - due > interval / 2:               # far behind (a stall): the timer's grid moved
-            self._origin, self._k = t, 0
-            return
         if t < due:                              # earlier than any firing before: the grid is earlier
             self._origin -= due - t
             due = t
-        rest = due + BEAT_SLACK_S - t
+        self._hold(due + BEAT_SLACK_S - t)
+
+    def _due(self, interval: float) -> float:
+        """The grid time of the next firing (s)."""
+        assert self._origin is not None
+        return self._origin + (self._k + 1) * interval
+
+    def _hold(self, rest: float) -> None:
         if rest > 0:
             self._sleep(rest)
             self.waited_s += rest

@@ -33,7 +33,9 @@ def _beats(lates_ms: list[float], interval_ms: float = 16.0, origin: float = 100
 def test_firings_late_by_under_the_slack_are_shown_on_the_grid() -> None:
     lates = [0.4, 0.9, 0.0, 0.7, 1.05, 0.2, 0.95, 0.5]
     shown, grid = _beats(lates)
-    # the first firing sets the grid (0.4 ms late: it is the earliest seen), the third shows the grid is earlier
+    # the first firing sets the grid (0.4 ms late: it is the earliest seen) and is held for the slack like the
+    # next, so their interval is the timer's; the third shows the grid is earlier
+    assert shown[0] == pytest.approx(100.0 + 0.0004 + BEAT_SLACK_S)
     assert shown[1] == pytest.approx(100.016 + 0.0004 + BEAT_SLACK_S)
     for k in range(3, len(lates)):
         assert shown[k] == pytest.approx(100.0 + k * 0.016 + BEAT_SLACK_S)
@@ -46,8 +48,9 @@ def test_a_firing_later_than_the_slack_is_not_held_and_a_stall_starts_a_new_grid
     shown, _ = _beats([0.0, 0.0, 3.0, 0.0, 9.0, 9.2])
     assert shown[2] == pytest.approx(100.032 + 0.003)             # the loop was busy: late as it is
     assert shown[3] == pytest.approx(100.048 + BEAT_SLACK_S)      # back on the grid
-    assert shown[4] == pytest.approx(100.064 + 0.009)             # half an interval behind: a new grid there …
-    assert shown[5] == pytest.approx(100.080 + 0.009 + BEAT_SLACK_S)   # … and the next beat keeps it
+    # half an interval behind: a new grid there, held for the slack like the next beat, which keeps its interval
+    assert shown[4] == pytest.approx(100.064 + 0.009 + BEAT_SLACK_S)
+    assert shown[5] == pytest.approx(100.080 + 0.009 + BEAT_SLACK_S)
 
 
 def test_a_new_interval_or_a_restarted_timer_starts_a_new_grid() -> None:
@@ -55,13 +58,18 @@ def test_a_new_interval_or_a_restarted_timer_starts_a_new_grid() -> None:
     grid = BeatGrid(sleep=clock.sleep, clock=clock)
     clock.t = 10.0
     grid.wait(16)
+    assert clock() == pytest.approx(10.0 + BEAT_SLACK_S)    # the first firing sets the grid, after the slack
     clock.t = 10.0163
-    grid.wait(32)                      # another interval: this firing sets the grid, no wait
-    assert clock() == 10.0163
+    grid.wait(32)                      # another interval: this firing sets a new grid (on the old one, 0.3 ms
+    assert clock() == pytest.approx(10.0163 + BEAT_SLACK_S)  # late, it would be held 0.8 ms)
+    clock.t = 10.0483
+    grid.wait(32)                      # on it: due at 10.0483, shown after the slack
+    assert clock() == pytest.approx(10.0483 + BEAT_SLACK_S)
     grid.reset()
-    clock.t = 10.05
-    grid.wait(32)                      # restarted: no wait either
-    assert clock() == 10.05 and grid.waited_s == 0
+    clock.t = 10.09
+    grid.wait(32)                      # restarted: a new grid here (on the old one, 9.7 ms late: not held)
+    assert clock() == pytest.approx(10.09 + BEAT_SLACK_S)
+    assert grid.waited_s == pytest.approx(4 * BEAT_SLACK_S)
 
 
 def test_a_paced_coalescer_waits_for_the_grid_at_its_beats_only(qapp) -> None:
