@@ -150,3 +150,25 @@ def test_a_reply_whose_write_behind_fails_is_saved_on_the_loop_instead(tmp_path:
     run(main())
     assert store.behind.written == 0
     store.close()
+
+
+def test_a_write_behind_settles_before_it_runs_unless_something_waits_for_it(tmp_path: Path) -> None:
+    """A reply's end is written after its last frames (``SETTLE_S``), not beside them; a read, ``flush`` or
+    ``close`` writes at once what waits (no timed assert: the settling here is 10 minutes)."""
+    from app.core.history.write_behind import SETTLE_S, WriteBehind
+
+    assert 0 < SETTLE_S <= 0.5                          # a frame or two and the final render; not a long loss
+    ran: list[str] = []
+    writer = WriteBehind(str(tmp_path / "w.sqlite3"), lambda _db: None, settle_s=600.0)
+    writer.submit(lambda _db: ran.append("first"), _failed)
+    waiting = threading.Event()
+    writer.submit(lambda _db: waiting.set(), _failed)
+    assert not waiting.wait(0.3) and ran == []          # settling (600 s)
+    flushed = threading.Event()
+    threading.Thread(target=lambda: (writer.flush(), flushed.set()), daemon=True).start()
+    assert flushed.wait(30) and ran == ["first"] and waiting.is_set()     # flushed: written at once
+    writer.submit(lambda _db: ran.append("later"), _failed)
+    assert not writer._hurry.wait(0.3) and ran == ["first"]   # the hurry ended with the jobs it was for
+    closed = threading.Event()
+    threading.Thread(target=lambda: (writer.close(), closed.set()), daemon=True).start()
+    assert closed.wait(30) and ran == ["first", "later"]
