@@ -137,7 +137,6 @@ class MarkdownView(ReasoningView):
         self.setOpenExternalLinks(False)
         self.setReadOnly(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
-        self.setStyleSheet("QTextBrowser { background: transparent; }")   # no lighter box in a dark bubble
         self.viewport().setAutoFillBackground(False)
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -157,6 +156,9 @@ class MarkdownView(ReasoningView):
         self._restyled: int | None = None
         self._reset_state()
         self._version = self.renderer.version
+        # no lighter box in a dark bubble; set last: under a zoomed window (a ``font-size`` rule) it sends this
+        # view a FontChange at once, and ``changeEvent`` reads the state above
+        self.setStyleSheet("QTextBrowser { background: transparent; }")
 
     # -- public API ----------------------------------------------------------------------------------------
 

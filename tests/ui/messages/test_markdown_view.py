@@ -419,3 +419,18 @@ def test_a_long_run_without_break_opportunities_gets_them_in_the_view_only(qtbot
     v.selectAll()
     copied = v.createMimeDataFromSelection().text()
     assert "\u200b" not in copied and word in copied                      # a copy has the text as written
+
+
+def test_a_view_made_in_a_zoomed_window_takes_its_text_size(qtbot) -> None:
+    """The zoom is a ``font-size`` stylesheet rule on the window (``app.ui.window.appearance``): a view made under
+    it gets a FontChange while it sets its own stylesheet, which its ``changeEvent`` handles like any other (it
+    once came before the view's state was set: an AttributeError for every message widget made after a zoom)."""
+    from PySide6.QtWidgets import QWidget
+
+    top = QWidget()
+    qtbot.addWidget(top)
+    top.setStyleSheet("QWidget { font-size: 31.0pt; }")
+    top.show()
+    view = MarkdownView(top)
+    assert view.font().pointSizeF() == 31.0
+    assert view.document().defaultFont().pointSizeF() == 31.0
