@@ -4,10 +4,10 @@ The save at a reply's end indexes its whole text for search (the FTS5 triggers o
 index only finished replies): 5 ms for 200 KB, 27-83 ms for 1 MB, on the loop that paints the reply's last frame
 and every other chat's streaming reply. ``WriteBehind`` runs such writes on one thread with its own SQLite
 connection to the same file (WAL: the loop's connection reads meanwhile; SQLite releases the GIL while it
-works), in the order they were handed over. Each write waits :data:`SETTLE_S` after it was handed over, unless something
-waits for it (a read, ``close``): the end's save of a 500 KB reply (its search index: 29-37 ms on the writer)
-ran beside the reply's last frame and slowed that frame's work from 4-6 ms to 8-10 (``python -m app.bench
-render``, shape ``long_word``, five runs each way), on two cores where both threads had one each.
+works), in the order they were handed over. Each write waits :data:`SETTLE_S` after it was handed over,
+unless something waits for it (a read, ``close``): the end's save of a 500 KB reply (its search index: 29-37 ms
+on the writer) ran beside the reply's last frame and slowed that frame's work from 4-6 ms to 8-10 (``python -m
+app.bench render``, shape ``long_word``, five runs each way), on two cores where both threads had one each.
 
 Reads never see an older history than the writes handed over before them: the store waits for the queue
 (``flush``) before it touches its own connection (``Store.db``). A write that fails is given back to its

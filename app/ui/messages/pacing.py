@@ -112,7 +112,9 @@ class BeatGrid:
         """A firing of a timer of ``interval_ms``: return at its grid time plus the slack (at once when later)."""
         t = self._clock()
         interval = interval_ms / 1000.0
-        if self._origin is None or interval != self._interval or t - self._due(interval) > interval / 2:
+        origin = self._origin
+        due = origin + (self._k + 1) * interval if origin is not None else t
+        if origin is None or interval != self._interval or t - due > interval / 2:
             # a new grid (a new timer or interval, or far behind: a stall, and Qt moved its grid): this firing is
             # its origin, shown after the slack as every beat on it will be (shown at once, it made the next
             # interval the timer's plus the slack: the second frame of every reply was 17.1 ms)
@@ -120,16 +122,10 @@ class BeatGrid:
             self._hold(BEAT_SLACK_S)
             return
         self._k += 1
-        due = self._origin + self._k * interval
         if t < due:                              # earlier than any firing before: the grid is earlier
-            self._origin -= due - t
+            self._origin = origin - (due - t)
             due = t
         self._hold(due + BEAT_SLACK_S - t)
-
-    def _due(self, interval: float) -> float:
-        """The grid time of the next firing (s)."""
-        assert self._origin is not None
-        return self._origin + (self._k + 1) * interval
 
     def _hold(self, rest: float) -> None:
         if rest > 0:
