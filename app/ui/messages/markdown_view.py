@@ -254,6 +254,12 @@ class MarkdownView(ReasoningView):
         reply's catch-up)."""
         return self._lagging and self.behind_chars >= self._budget.chars(0.0)
 
+    def end_cost_ms(self) -> float:
+        """What :meth:`finish` is reckoned to cost (ms): the renderer's estimate of its final parse and showing
+        (``IncrementalMarkdown.end_cost_s``). The render tick uses it to put the end in the next frame when it
+        would make the frame waiting for its beat late (``Coalescer.finish``)."""
+        return self.renderer.end_cost_s * 1000.0
+
     def finish(self) -> None:
         """End of stream: the renderer's final blocks are shown (a late link reference may re-render all)."""
         first_changed = self.renderer.finish()

@@ -40,6 +40,7 @@ class Target:
     render: Callable[[], object] | None = None       # render what was fed, without patching (catch-up, timed)
     spend: Callable[[float], object] | None = None   # the frame spent this many ms before the paint (its budget)
     saturated: Callable[[], bool] | None = None     # the view lags by a whole patch (None: whenever it lags)
+    end_cost: Callable[[], float] | None = None     # what the view's final render is reckoned to cost (ms)
     cost_ms: float = 0.0                  # what its last paint cost (ms)
 
     @property

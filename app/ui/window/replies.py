@@ -101,7 +101,7 @@ class ReplyPainting:
             # the render tick feeds it what arrived meanwhile
             self.coalescer.catch_up(gen.reply, view.append_text, view.refresh, gen.metrics, fed=fed,
                                     lagging=view.lagging, render=view.render_fed, spend=view.spend,
-                                    saturated=view.saturated)
+                                    saturated=view.saturated, end_cost=view.end_cost_ms)
             return
         elif fresh_view and gen.reply.text:
             # a re-made view shows the end of the text so far as a preview (the list follows the bottom) while
@@ -111,17 +111,20 @@ class ReplyPainting:
                                     lagging=view.lagging)
             return
         self.coalescer.attach(gen.reply, view.append_text, view.refresh, gen.metrics, view.lagging, view.render_fed,
-                              view.spend, view.saturated)
+                              view.spend, view.saturated, view.end_cost_ms)
 
     def changed(self, gen: Generation) -> None:
         reply = gen.reply
         self.status.update_reply(reply)          # the last reply's final figures come after it ended
         chat = self.chat()
-        widget = chat.existing_widget(reply) if self._shown(gen) else None
-        if widget is not None:                   # (a widget made later shows the status from the start)
+        running = reply.id in self.session.running
+        # (a widget made later shows the status from the start; a reply's end, while it still runs, is shown by
+        # ``ended`` once the end is painted: here it cost ~1 ms of the frame the end falls in, twice)
+        widget = chat.existing_widget(reply) if self._shown(gen) and not (reply.status.final and running) else None
+        if widget is not None:
             widget.update_status()
             chat.message_changed(reply)
-        if reply.id not in self.session.running:
+        if not running:
             return
         if reply.status is MessageStatus.WAITING and self.session.scheduler.position() > 0:
             self.status.set_state(translate("MainWindow", "waiting for the model…"))

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QCoreApplication, QModelIndex, QObject, QPoint, Qt
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import QInputDialog, QMainWindow, QMenu, QPushButton, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from app.core.chat.session import ChatSession, NoticeKind
@@ -175,10 +175,9 @@ class ChatSidebar(QObject):
         if any(rows.get(c) is None or not rows[c].data(0, BUSY_ROLE) for c in busy):
             self.refresh()
             return
-        dot = dot_icon(self.chats.palette().highlight().color())
         for conv_id, row in rows.items():
-            if bool(row.data(0, BUSY_ROLE)) != (conv_id in busy):
-                set_busy(row, row.text(0), conv_id in busy, dot)
+            if bool(row.data(0, BUSY_ROLE)) != (conv_id in busy):     # (only idle ones: a busy one refreshed)
+                set_busy(row, row.text(0), False, QIcon())
 
     def select_shown(self) -> None:
         """Mark the shown chat's row as the list's current one without filling the list again (opening a chat,

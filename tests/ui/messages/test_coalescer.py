@@ -617,6 +617,35 @@ def test_paced_an_end_that_would_make_the_beat_late_is_the_next_frames_work(qapp
     window.deleteLater()
 
 
+@pytest.mark.parametrize("end_ms", [0.0, 6.0])
+def test_paced_an_end_the_view_reckons_dear_is_the_next_frames_work_though_its_paints_were_cheap(
+        qapp, end_ms: float) -> None:
+    """A throttled tail's paints cost next to nothing and its end a whole parse (a 10 KB line of nested quotes:
+    0.03-0.08 ms a paint, 5-6 ms its end; that beat came 19-20 ms after the last): the view's own reckoning of
+    its end (``end_cost``, ms) counts when it is more than ``END_COST_FACTOR`` × the last paint."""
+    from PySide6.QtWidgets import QWidget
+
+    window, timer, clock = QWidget(), FakeTimer(), FakeClock()
+    co = Coalescer(window, timer=timer, clock=clock)
+    r, view, metrics = reply(), View(clock, cost_s=0.0001), StreamMetrics()   # 0.1 ms a paint
+    co.attach(r, view.feed, view.paint, metrics, end_cost=lambda: end_ms)
+    r.append("made")
+    timer.fire()                                   # the beat
+    qapp.processEvents()                           # the frame's work
+    clock.advance(0.011)                           # the end comes ~11 ms after the beat: ~5 ms left
+    r.append(" the end")
+    steps: list[str] = []
+    co.finish(r, lambda: steps.append("done"), lambda: steps.append("end"))
+    if end_ms == 0.0:                              # 0.2 ms + the margin fits: painted now
+        assert steps == ["end", "done"] and not co.tracked(r)
+    else:                                          # 6 ms does not: the next frame's work
+        assert steps == [] and view.fed == ["made"] and co.tracked(r)
+        timer.fire()
+        qapp.processEvents()
+        assert steps == ["end", "done"] and not co.tracked(r)
+    window.deleteLater()
+
+
 @pytest.mark.parametrize("paint_ms", [2.0, 9.0])
 def test_paced_a_frame_whose_paint_ran_over_gives_its_work_less_time(qapp, paint_ms: float) -> None:
     """The beat → the frame's work is the window's paint: past ``FRAME_PAINT_MS`` the work has that much less of

@@ -205,3 +205,34 @@ def test_a_reply_generated_again_before_its_end_was_painted_shows_all_of_the_new
         assert view.renderer.finished and view.renderer.html == render_markdown(reply.text)
     finally:
         qloop.run_until_complete(w.shutdown())
+
+
+def test_a_reply_says_it_is_done_when_its_end_is_painted_not_before(qtbot, qloop, tmp_path: Path,
+                                                                     monkeypatch) -> None:
+    """A reply that ends with more than a slice still to paint is finished by the ticks: its status and figures
+    change with the painted end (``ended``'s ``shown``), not when the end arrives — then it said "done" over a
+    half-painted text, and updating the widget twice cost ~1 ms of the frame the end fell in (a late beat)."""
+    state = {"hold": True}
+    real_tick, real_soon = Coalescer.tick, Coalescer.paint_soon
+    monkeypatch.setattr(Coalescer, "tick", lambda self: None if state["hold"] else real_tick(self))
+    monkeypatch.setattr(Coalescer, "paint_soon", lambda self, r: None if state["hold"] else real_soon(self, r))
+    script = SCRIPT + "".join(f"\nLine {k} of the rest, more than a slice.\n" for k in range(60))
+    w = MainWindow(ScriptedEngine(script, tokens_per_s=0), store=Store(tmp_path / "h.db"))
+    qtbot.addWidget(w)
+    w.resize(1000, 700)
+    w.show()
+    qtbot.waitExposed(w)
+    try:
+        assert qloop.run_until_complete(w.load_model())
+        reply = w.send("A table, please.")
+        assert reply is not None
+        assert qloop.run_until_complete(_ended(w, reply))
+        widget = w.chat.widget_for(reply)
+        assert w.coalescer.tracked(reply)                           # its end waits for the ticks …
+        assert widget.status.text() == "generating…" and widget.figures.isHidden()   # … and so does "done"
+        state["hold"] = False
+        qtbot.waitUntil(lambda: not w.coalescer.tracked(reply), timeout=30_000)
+        assert widget.status.text() == "" and not widget.figures.isHidden()     # shown with the end
+        assert "TTFT" in widget.figures.text()
+    finally:
+        qloop.run_until_complete(w.shutdown())

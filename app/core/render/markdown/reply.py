@@ -196,6 +196,14 @@ class IncrementalMarkdown:
             return True
         return self.thinking is not None and self.thinking.charge(seconds)
 
+    @property
+    def end_cost_s(self) -> float:
+        """What :meth:`finish` is reckoned to cost (seconds): the open tails' (:attr:`MarkdownStream.end_cost_s`)."""
+        cost = self._answer.end_cost_s
+        if self.thinking is not None:
+            cost += self.thinking.end_cost_s
+        return cost
+
     def finish(self) -> int:
         """End of stream: render everything as final; returns the index of the first changed stable block of the
         answer (see :meth:`MarkdownStream.finish`). Idempotent."""

@@ -45,6 +45,14 @@ class TailThrottle:
         self._cost = self._parsed_t - t0
         self.chargeable = True
 
+    def estimate(self, size: int) -> float:
+        """What parsing and showing a tail of ``size`` characters would cost (seconds), reckoned from the last
+        parse (with what showing it was charged) in proportion to the characters: the tail's parse is linear in
+        its size. 0.0 before any parse."""
+        if self.rendered_chars <= 0:
+            return 0.0
+        return self._cost * size / self.rendered_chars
+
     def charge(self, seconds: float) -> bool:
         """Add ``seconds`` (what showing the last parse cost) to its cost: only a render that re-parsed the tail
         can be charged, once; returns whether this one was. ``ValueError`` for a negative or non-finite

@@ -391,6 +391,29 @@ def test_big_tail_throttle_counts_the_charged_showing_cost() -> None:
     with pytest.raises(ValueError, match="finite duration"):
         md.charge(-1.0)
 
+
+def test_the_end_of_a_throttled_tail_is_reckoned_from_its_last_parse_and_showing() -> None:
+    """A big tail's renders are throttled (they cost nothing), its end parses it whole: ``end_cost_s`` reckons that
+    end from the last parse and what showing it was charged, in proportion to the tail's characters now. A tail a
+    fast path holds (an open fence) and a finished reply reckon nothing."""
+    now = [0.0]
+    md = IncrementalMarkdown(clock=lambda: now[0])
+    md.feed("word " * 500)                     # 2,500 characters, parsed (on this clock: in no time) …
+    assert md.render() is True
+    assert md.end_cost_s == 0.0
+    md.charge(0.004)                           # … and shown in 4 ms
+    assert md.end_cost_s == pytest.approx(0.004)
+    md.feed("word " * 500)                     # twice the tail, not parsed yet
+    assert md.end_cost_s == pytest.approx(0.008)
+    md.finish()
+    assert md.end_cost_s == 0.0
+    fence = IncrementalMarkdown(clock=lambda: now[0])
+    fence.feed("```python\n" + "x = 1\n" * 500)
+    fence.render()
+    fence.charge(0.004)
+    assert fence.end_cost_s == 0.0
+
+
 HAIKU = "An old silent pond\nA frog jumps into the pond—\nSplash! Silence again.\n"
 
 

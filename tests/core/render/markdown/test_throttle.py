@@ -55,3 +55,15 @@ def test_showing_a_parse_is_charged_once_and_makes_the_next_parse_wait_longer() 
     assert not throttle.waits(size + 1)
     with pytest.raises(ValueError):
         throttle.charge(-1.0)
+
+
+def test_the_estimate_of_a_parse_grows_with_the_tail_from_the_last_parse_and_its_showing() -> None:
+    """What the end's parse of the tail will cost (``estimate``): the last parse with its showing, in proportion
+    to the characters; nothing known before any parse."""
+    size = 3 * BIG_TAIL_CHARS
+    throttle, _now = _throttle(size, cost_s=0.004)
+    assert throttle.estimate(size) == pytest.approx(0.004)
+    assert throttle.estimate(2 * size) == pytest.approx(0.008)
+    throttle.charge(0.002)
+    assert throttle.estimate(size) == pytest.approx(0.006)
+    assert TailThrottle(lambda: 0.0).estimate(size) == 0.0
