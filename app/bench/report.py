@@ -37,7 +37,8 @@ from app.bench._util import emit
 #: the path of the benchmark's raw-series JSON file.
 PLAN: list[tuple[str, list[str], list[str]]] = [
     ("pipeline", [], ["--tokens", "3000", "--rounds", "2", "--ttft-runs", "5", "--model-tokens", "40"]),
-    ("stop", ["--series", "{series}"], ["--stops", "8", "--series", "{series}"]),
+    ("stop", ["--model-stops", "20", "--series", "{series}"],
+     ["--stops", "8", "--model-stops", "4", "--series", "{series}"]),
     ("soak", [], ["--replies", "8", "--tokens", "200"]),
     ("render", ["--inspector", "--series", "{series}"],
      ["--tokens", "2000", "--repeats", "1", "--seconds", "3", "--shapes", "nested_quotes,long_table",
@@ -94,6 +95,12 @@ BUDGETS = [
            "Stop → worker stopped, p95 (ms; ≤ one token interval + 50)"),
     Budget("stop", "chunks_after_stop", "==", 0, "chunks shown after Stop"),
     Budget("stop", "threads_leaked", "==", 0, "threads left after all stops"),
+    Budget("stop", "stop_latency_ms_p95_model", "<=", lambda r: float(r.get("token_interval_ms_model", 0.0)) + 10.0,
+           "real model: Stop → worker stopped, p95 (ms; ≤ one token interval + 10)"),
+    Budget("stop", "chunks_after_stop_model", "==", 0, "real model: chunks shown after Stop"),
+    Budget("stop", "threads_leaked_model", "==", 0, "real model: threads left after all stops"),
+    Budget("stop", "rss_added_after_unload_mb_model", "<", 30.0, "real model: RSS added after unload (MB)"),
+    Budget("stop", "host_gone_model", "==", 1, "real model: engine host process gone after unload"),
     Budget("soak", "rss_growth_mb", "<", 20.0, "RSS growth over the replies (MiB)"),
     Budget("soak", "threads_leaked", "==", 0, "threads left after the replies"),
     Budget("render", "tick_cost_ratio_20k_vs_200", "<=", 1.5, "render cost per tick at 20k ÷ at 200 tokens"),

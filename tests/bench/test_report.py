@@ -109,7 +109,7 @@ def _measured(bench: str, args: list[str], tmp_path: Path) -> dict[str, object]:
 @pytest.mark.parametrize(("bench", "args"), [
     ("startup", ["--runs", "1"]), ("idle", ["--seconds", "1"]),
     ("remote", ["--rounds", "1", "--events", "300", "--stops", "2"]),
-    ("stop", ["--stops", "3"]),
+    ("stop", ["--stops", "3", "--model-stops", "2"]),
     ("soak", ["--replies", "2", "--tokens", "50"]),
     ("pipeline", ["--rounds", "1", "--tokens", "300", "--ttft-runs", "2", "--model-tokens", "16",
                   "--model-ttft-runs", "2"]),
