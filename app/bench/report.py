@@ -42,7 +42,7 @@ PLAN: list[tuple[str, list[str], list[str]]] = [
     ("soak", [], ["--replies", "8", "--tokens", "200"]),
     ("render", ["--inspector", "--series", "{series}"],
      ["--tokens", "2000", "--repeats", "1", "--seconds", "3", "--shapes", "nested_quotes,long_table",
-      "--inspector", "--series", "{series}"]),
+      "--shape-repeats", "1", "--inspector", "--series", "{series}"]),
     ("feeds", [], ["--repeats", "1"]),
     ("consumer", [], ["--seconds", "1"]),
     ("search", [], ["--messages", "2000", "--rounds", "2"]),

@@ -77,3 +77,26 @@ def test_the_window_scenarios_run_the_apps_own_watchdog_and_count_its_stalls(qap
     assert len(started) == 1 and getattr(started[0], "gated", False)
     assert out["stall_threshold_ms"] == AppSettings().watchdog_threshold_ms
     assert out["stalls"] >= 1
+
+
+def test_a_shapes_streams_are_pooled_into_one_scenario_whose_other_figures_are_the_worst() -> None:
+    """Each hostile shape streams ``--shape-repeats`` times: its frame percentiles come from all the frames (a
+    p99 of ~160 frames is the second-worst), every other figure is the worst run's, and each run's p99 is kept."""
+    from app.bench.render import pool_runs
+
+    def run(intervals: list[float], e2e: float, same: bool) -> dict[str, object]:
+        xs = sorted(intervals)
+        return {"frame_interval_ms_p99": xs[int(0.99 * len(xs))], "frame_interval_ms_max": xs[-1], "e2e_ratio": e2e,
+                "tick_ms_max": max(intervals) / 4, "stalls": 1, "final_html_equals_one_shot": same,
+                "shown_whole_at_finish": True, "timed_out": False, "reply_ms": 2500.0}
+
+    a = [16.0] * 98 + [17.0, 30.0]                          # alone: p99 30, its worst frame of 100 …
+    b = [16.0] * 100
+    c = [16.0] * 99 + [16.5]
+    pooled = pool_runs([run(a, 0.995, True), run(b, 0.992, True), run(c, 0.998, False)], a + b + c)
+    assert pooled["frame_interval_ms_p99"] == 16.5          # … pooled, the p99 of 300 frames: the fourth-worst
+    assert pooled["frame_interval_ms_max"] == 30.0 and pooled["frames"] == 300
+    assert pooled["frame_interval_ms_p99_runs"] == [30.0, 16.0, 16.5] and pooled["runs"] == 3
+    assert pooled["e2e_ratio"] == 0.992 and pooled["tick_ms_max"] == 7.5 and pooled["stalls"] == 3
+    assert pooled["final_html_equals_one_shot"] is False and pooled["shown_whole_at_finish"] is True
+    assert pool_runs([run(b, 0.99, True)], b)["frame_interval_ms_p99"] == 16.0
