@@ -166,15 +166,9 @@ def test_a_burst_is_finished_only_once_its_view_shows_all_of_it(qtbot, qloop, tm
         qloop.run_until_complete(w.shutdown())
 
 
-@pytest.mark.parametrize("again", ["continue", "regenerate"])
-def test_a_reply_generated_again_before_its_end_was_painted_shows_all_of_the_new_text(
-        qtbot, qloop, tmp_path: Path, monkeypatch, again: str) -> None:
-    """A reply that ends with more text than a slice still to paint is finished by the ticks that paint it (and,
-    paced, so is one whose end comes while a frame waits for its beat). Continue or Ctrl+R meanwhile started the
-    new generation on a view that had not shown the rest: the rest was lost from the screen and the first
-    generation never counted as finished. Its end is finished first, then the new text streams on from it."""
-    from app.core.chat import session_ops
-
+def _held_window(qtbot, tmp_path: Path, monkeypatch) -> tuple[MainWindow, str, dict[str, bool]]:  # type: ignore[no-untyped-def]
+    """A shown window whose render tick does nothing while ``state["hold"]`` (True at first), on a scripted
+    engine whose reply (returned) ends with more than a slice still to paint."""
     state = {"hold": True}
     real_tick, real_soon = Coalescer.tick, Coalescer.paint_soon
     monkeypatch.setattr(Coalescer, "tick", lambda self: None if state["hold"] else real_tick(self))
@@ -185,6 +179,19 @@ def test_a_reply_generated_again_before_its_end_was_painted_shows_all_of_the_new
     w.resize(1000, 700)
     w.show()
     qtbot.waitExposed(w)
+    return w, script, state
+
+
+@pytest.mark.parametrize("again", ["continue", "regenerate"])
+def test_a_reply_generated_again_before_its_end_was_painted_shows_all_of_the_new_text(
+        qtbot, qloop, tmp_path: Path, monkeypatch, again: str) -> None:
+    """A reply that ends with more text than a slice still to paint is finished by the ticks that paint it (and,
+    paced, so is one whose end comes while a frame waits for its beat). Continue or Ctrl+R meanwhile started the
+    new generation on a view that had not shown the rest: the rest was lost from the screen and the first
+    generation never counted as finished. Its end is finished first, then the new text streams on from it."""
+    from app.core.chat import session_ops
+
+    w, script, state = _held_window(qtbot, tmp_path, monkeypatch)
     finished: list[object] = []
     w.reply_finished.connect(finished.append)
     try:
@@ -212,16 +219,7 @@ def test_a_reply_says_it_is_done_when_its_end_is_painted_not_before(qtbot, qloop
     """A reply that ends with more than a slice still to paint is finished by the ticks: its status and figures
     change with the painted end (``ended``'s ``shown``), not when the end arrives — then it said "done" over a
     half-painted text, and updating the widget twice cost ~1 ms of the frame the end fell in (a late beat)."""
-    state = {"hold": True}
-    real_tick, real_soon = Coalescer.tick, Coalescer.paint_soon
-    monkeypatch.setattr(Coalescer, "tick", lambda self: None if state["hold"] else real_tick(self))
-    monkeypatch.setattr(Coalescer, "paint_soon", lambda self, r: None if state["hold"] else real_soon(self, r))
-    script = SCRIPT + "".join(f"\nLine {k} of the rest, more than a slice.\n" for k in range(60))
-    w = MainWindow(ScriptedEngine(script, tokens_per_s=0), store=Store(tmp_path / "h.db"))
-    qtbot.addWidget(w)
-    w.resize(1000, 700)
-    w.show()
-    qtbot.waitExposed(w)
+    w, _script, state = _held_window(qtbot, tmp_path, monkeypatch)
     try:
         assert qloop.run_until_complete(w.load_model())
         reply = w.send("A table, please.")
