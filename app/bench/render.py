@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from app.bench._util import emit
+from app.bench.frames import SHAPE_REPEATS, frame_figures, pool_runs
 from app.core.render.markdown import IncrementalMarkdown, render_markdown
 
 #: Budgets (docs/architecture.md): frame interval in the shown window, end-to-end rate vs the producer's.
@@ -217,16 +218,6 @@ def window_reply(corpus: Path | None = None) -> str:
     return text[:prefix] + one * (80_000 // len(one) + 1)
 
 
-def _frames(intervals: list[float]) -> dict[str, float]:
-    xs = sorted(intervals)
-    if not xs:
-        return {"frame_interval_ms_p50": 0.0, "frame_interval_ms_p99": 0.0, "frame_interval_ms_max": 0.0,
-                "frames": 0}
-    return {"frame_interval_ms_p50": statistics.median(xs),
-            "frame_interval_ms_p99": xs[min(len(xs) - 1, int(0.99 * len(xs)))],
-            "frame_interval_ms_max": xs[-1], "frames": len(xs)}
-
-
 def measure_window(chunks: list[str], chunks_per_s: float, *, inspector: bool = False,
                    timeout_s: float = 300.0, intervals: list[float] | None = None) -> dict[str, Any]:
     """Stream ``chunks`` (one token each) at ``chunks_per_s`` from a ``ScriptedEngine`` through the real window.
@@ -366,7 +357,7 @@ async def _stream_in_window(app: Any, chunks: list[str], rate: float, tmp: Path,
     if keep is not None:
         keep.extend(intervals)
     out: dict[str, Any] = {"chunks": len(chunks), "chars": len(text), "rate_chunks_per_s": rate,
-                           **_frames(intervals), "final_html_equals_one_shot": same,
+                           **frame_figures(intervals), "final_html_equals_one_shot": same,
                            "shown_whole_at_finish": bool(whole and whole[0]),
                            "status": reply.status.value, "reply_ms": (t_done - t0) * 1e3, "timed_out": timed_out,
                            "stalls": len(stalls), "stall_threshold_ms": stall_ms}
@@ -395,36 +386,6 @@ async def _stream_in_window(app: Any, chunks: list[str], rate: float, tmp: Path,
     return out
 
 
-
-
-#: Streams of each hostile shape whose frames are pooled (``--shape-repeats``). A shape streams ~2.5 s: ~160
-#: frames, whose p99 is its second-worst frame — one rare late firing of the timer more or less (the machine's:
-#: a sleep of 0.3 ms that returned after 2, 1 frame in ~500) decided it. Three streams give the p99 of ~480.
-SHAPE_REPEATS = 3
-
-
-def pool_runs(runs: list[dict[str, Any]], intervals: list[float]) -> dict[str, Any]:
-    """One scenario's figures from its ``runs`` (:func:`measure_window`'s results, the same stream repeated) and
-    their pooled frame ``intervals`` (ms): the frame percentiles of all of them, the worst of each other figure
-    (end-to-end, ticks, stalls, reply time), and each run's p99 (``frame_interval_ms_p99_runs``). One run: its
-    own result."""
-    if len(runs) == 1:
-        return runs[0]
-    out = dict(runs[-1])
-    out.update(_frames(intervals) if intervals else {})
-    out["frame_interval_ms_max"] = max(r["frame_interval_ms_max"] for r in runs)
-    out["frame_interval_ms_p99_runs"] = [r["frame_interval_ms_p99"] for r in runs]
-    out["runs"] = len(runs)
-    for key, worst in (("e2e_ratio", min), ("producer_ratio", min), ("tick_ms_p99", max), ("tick_ms_max", max),
-                       ("reply_ms", max), ("last_paint_after_last_chunk_ms", max)):
-        values = [r[key] for r in runs if r.get(key) is not None]
-        if values:
-            out[key] = worst(values)
-    out["stalls"] = sum(r.get("stalls", 0) for r in runs)
-    for key in ("final_html_equals_one_shot", "shown_whole_at_finish"):
-        out[key] = all(bool(r.get(key)) for r in runs)
-    out["timed_out"] = any(bool(r.get("timed_out")) for r in runs)
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -479,7 +440,7 @@ def main(argv: list[str] | None = None) -> int:
         from app.bench._util import timer_floor
         from app.ui.messages.tick_budget import MIN_INTERVAL_MS
 
-        floor = _frames(timer_floor(MIN_INTERVAL_MS))
+        floor = frame_figures(timer_floor(MIN_INTERVAL_MS))
         result["timer_floor"] = floor
         print(f"timer floor (an empty window's {floor['frames']} firings of the tick's timer): interval p50 "
               f"{floor['frame_interval_ms_p50']:.1f} / p99 {floor['frame_interval_ms_p99']:.1f} / max "

@@ -82,7 +82,7 @@ def test_the_window_scenarios_run_the_apps_own_watchdog_and_count_its_stalls(qap
 def test_a_shapes_streams_are_pooled_into_one_scenario_whose_other_figures_are_the_worst() -> None:
     """Each hostile shape streams ``--shape-repeats`` times: its frame percentiles come from all the frames (a
     p99 of ~160 frames is the second-worst), every other figure is the worst run's, and each run's p99 is kept."""
-    from app.bench.render import pool_runs
+    from app.bench.frames import pool_runs
 
     def run(intervals: list[float], e2e: float, same: bool) -> dict[str, object]:
         xs = sorted(intervals)
