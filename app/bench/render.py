@@ -343,6 +343,9 @@ async def _stream_in_window(app: Any, chunks: list[str], rate: float, tmp: Path,
         await asyncio.wait_for(done, 60)
     painting["on"] = False
     t_done = time.perf_counter()
+    # a stall is reported once the watchdog's thread sees the loop answer, up to a ping period after it ended
+    # (a final render that blocked the loop, then stopped at once: lost now and then)
+    await asyncio.sleep(watchdog.threshold_s / 2)
     watchdog.stop()
     widget = window.chat.widget_for(reply)
     view = widget.view if widget is not None else None
